@@ -1,0 +1,189 @@
+"""Build worker: compiles extensions exactly as torch.utils.cpp_extension.load_inline would.
+
+One long-lived process per pool slot. `hello` answers without importing torch (the toolchain
+fingerprint is read from files and compiler banners) so a cache lookup costs no torch import.
+Each build runs in a forked child so torch's in-process extension versioning starts fresh and
+a compiler crash or hang takes only that child; the C++ supervisor owns the time limit.
+"""
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import traceback
+
+from .channel import Channel
+
+_ce = None
+
+
+def _torch_version_info():
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = os.path.join(list(spec.submodule_search_locations)[0], "version.py")
+    info = {}
+    try:
+        with open(path) as f:
+            exec(compile(f.read(), path, "exec"), {}, info)  # torch's own generated constants
+    except OSError:
+        return None
+    return {"torch": str(info.get("__version__")), "torch_cuda": str(info.get("cuda")),
+            "torch_git": str(info.get("git_version"))}
+
+
+def _banner(cmd, last=False):
+    """One line of a tool's version banner ("" when the tool is missing)."""
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    lines = (out.stdout or out.stderr).strip().splitlines()
+    return (lines[-1] if last else lines[0]) if lines else ""
+
+
+def _cuda_arch_list():
+    env = os.environ.get("TORCH_CUDA_ARCH_LIST")
+    if env:
+        return env
+    # Ask the driver through nvidia-smi rather than CUDA: this process forks build children and
+    # must never initialise CUDA itself.
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20)
+        caps = sorted({c.strip() for c in out.stdout.splitlines() if c.strip()})
+        return ";".join(caps)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def hello(msg):
+    info = _torch_version_info()
+    if info is None:
+        return {"ok": False, "message": "PyTorch is not installed for %s" % sys.executable}
+    cuda = msg.get("backend") == "cuda"
+    fp = {"python": sys.version.split()[0], "executable": sys.executable,
+          "cxx": _banner([os.environ.get("CXX", "c++"), "--version"])}
+    fp.update(info)
+    if cuda:
+        fp["nvcc"] = _banner(["nvcc", "--version"], last=True)
+        arch = _cuda_arch_list()
+        fp["arch"] = arch
+        if arch:
+            os.environ["TORCH_CUDA_ARCH_LIST"] = arch
+    return {"ok": True, "fingerprint": fp}
+
+
+def _source_layout(build_dir, spec):
+    """Where each source string starts (1-based line) in the files torch generated."""
+    layout = {}
+    for fname, key in (("main.cpp", "cpp_sources"), ("cuda.cu", "cuda_sources")):
+        path = os.path.join(build_dir, fname)
+        try:
+            with open(path) as f:
+                text = f.read()
+        except OSError:
+            continue
+        starts, pos = [], 0
+        for src in spec.get(key) or []:
+            at = text.find(src, pos) if src else -1
+            if at < 0:
+                starts.append(0)
+                continue
+            starts.append(text.count("\n", 0, at) + 1)
+            pos = at + len(src)
+        layout[fname] = starts
+    return layout
+
+
+def _child_build(msg):
+    """In the forked child: build, write result.json, exit."""
+    out_dir = msg["dir"]
+    # Stays in the worker's process group: when the supervisor kills an overrunning worker's
+    # group, the compiler dies with it.
+    log = os.open(os.path.join(out_dir, "build.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    result = {"ok": False}
+    try:
+        if msg["op"] == "build_native":
+            mod = _ce.load(name=msg["name"], sources=msg["sources"],
+                           extra_cflags=msg.get("extra_cflags", []),
+                           extra_include_paths=msg.get("extra_include_paths", []),
+                           build_directory=out_dir, with_cuda=msg.get("with_cuda", False),
+                           verbose=False)
+        else:
+            spec = msg["spec"]
+            kwargs = {k: spec[k] for k in ("cpp_sources", "cuda_sources", "functions",
+                                            "extra_cflags", "extra_cuda_cflags", "extra_ldflags",
+                                            "extra_include_paths", "with_cuda",
+                                            "with_pytorch_error_handling")
+                      if k in spec and spec[k] is not None}
+            if not kwargs.get("cuda_sources"):
+                kwargs.pop("cuda_sources", None)
+            if "cpp_sources" not in kwargs:
+                kwargs["cpp_sources"] = []
+            mod = _ce.load_inline(name=spec["name"], build_directory=out_dir, verbose=False,
+                                  **kwargs)
+        result = {"ok": True, "so_file": os.path.basename(mod.__file__),
+                  "module_name": mod.__name__}
+    except BaseException as e:  # any failure of the build is the candidate's compile error
+        result = {"ok": False, "message": str(e)[-60000:],
+                  "exception": type(e).__name__,
+                  "traceback": traceback.format_exc()[-4000:]}
+    if msg["op"] == "build":
+        result["layout"] = _source_layout(out_dir, msg["spec"])
+    with open(os.path.join(out_dir, "result.json"), "w") as f:
+        json.dump(result, f)
+    sys.stdout.flush()
+    os._exit(0 if result["ok"] else 1)
+
+
+def build(msg):
+    global _ce
+    if _ce is None:
+        import torch.utils.cpp_extension as ce  # imported once, inherited by every child
+        _ce = ce
+    os.makedirs(msg["dir"], exist_ok=True)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _child_build(msg)
+        finally:
+            os._exit(3)
+    _, status = os.waitpid(pid, 0)
+    try:
+        with open(os.path.join(msg["dir"], "result.json")) as f:
+            result = json.load(f)
+    except (OSError, ValueError):
+        log = ""
+        try:
+            with open(os.path.join(msg["dir"], "build.log"), errors="replace") as f:
+                log = f.read()[-8000:]
+        except OSError:
+            pass
+        result = {"ok": False, "message": "the build process died (wait status %d)\n%s" % (status, log)}
+    return result
+
+
+def main():
+    fd = int(sys.argv[sys.argv.index("--fd") + 1])
+    chan = Channel(fd)
+    while True:
+        try:
+            msg = chan.recv()
+        except EOFError:
+            return
+        op = msg.get("op")
+        if op == "hello":
+            chan.send(hello(msg))
+        elif op in ("build", "build_native"):
+            chan.send(build(msg))
+        elif op == "exit":
+            return
+        else:
+            chan.send({"ok": False, "message": "unknown op %r" % op})
+
+
+if __name__ == "__main__":
+    main()

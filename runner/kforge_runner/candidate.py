@@ -1,0 +1,210 @@
+"""The candidate host: runs one untrusted candidate in a process forked from the zygote.
+
+It answers the supervisor only: `load` (import the candidate, build ModelNew), `call` (one
+correctness call on shared input buffers, outputs copied into the judge's buffers), `time` (a
+batch of timed calls through the compiled helper) and `emit` (copy the timed calls' last
+outputs out for checking). load_inline is replaced by a request to the supervisor, which
+builds (or finds in its cache) exactly the extension torch would have built.
+"""
+import os
+import sys
+import traceback
+
+import torch
+
+from . import transport
+from .channel import Channel
+from .common import as_list, device_sync, load_extension, redirect_output
+
+native = None
+CANDIDATE_FILE = "candidate.py"
+
+
+def preload_native(path, module_name):
+    global native
+    native = load_extension(path, module_name)
+
+
+class CandidateError(Exception):
+    """A failure to report with a kind the supervisor maps to a status."""
+
+    def __init__(self, kind, message, **extra):
+        super().__init__(message)
+        self.kind = kind
+        self.extra = extra
+
+
+def _candidate_line(tb):
+    """The last line of the candidate's own file in a traceback, or 0."""
+    line = 0
+    for frame in traceback.extract_tb(tb):
+        if frame.filename == CANDIDATE_FILE:
+            line = frame.lineno or 0
+    return line
+
+
+def _error_reply(e):
+    if isinstance(e, CandidateError):
+        reply = {"ok": False, "kind": e.kind, "message": str(e)}
+        reply.update(e.extra)
+        return reply
+    text = "%s: %s" % (type(e).__name__, e)
+    kind = "cuda_error" if "CUDA error" in text or "cudaError" in text else "exception"
+    tb = traceback.format_exception(type(e), e, e.__traceback__)
+    return {"ok": False, "kind": kind, "message": text[:4000],
+            "line": _candidate_line(e.__traceback__), "traceback": "".join(tb)[-4000:]}
+
+
+class Host:
+    def __init__(self, chan, spawn):
+        self.chan = chan
+        self.device = torch.device(spawn.get("device", "cpu"))
+        self.model = None
+        self.opened = {}  # slot name -> (inputs, outputs) tensors
+        self.timed_last = {}  # slot name -> last outputs of timed calls
+        self.build_failed = None
+
+    # load_inline as the candidate sees it
+    def load_inline(self, name, cpp_sources, cuda_sources=None, functions=None, extra_cflags=None,
+                    extra_cuda_cflags=None, extra_ldflags=None, extra_include_paths=None,
+                    build_directory=None, verbose=False, with_cuda=None, is_python_module=True,
+                    with_pytorch_error_handling=True, keep_intermediates=True, use_pch=False):
+        if not is_python_module:
+            raise CandidateError("unsupported", "load_inline(is_python_module=False) is not supported")
+        args = {"name": name, "cpp_sources": cpp_sources, "cuda_sources": cuda_sources,
+                "functions": functions, "extra_cflags": extra_cflags,
+                "extra_cuda_cflags": extra_cuda_cflags, "extra_ldflags": extra_ldflags,
+                "extra_include_paths": extra_include_paths, "with_cuda": with_cuda,
+                "with_pytorch_error_handling": with_pytorch_error_handling}
+        self.chan.send({"event": "load_inline", "args": args})
+        reply = self.chan.recv()
+        if not reply.get("ok"):
+            self.build_failed = reply.get("message", "build failed")
+            raise RuntimeError("Error building extension '%s': %s" % (name, self.build_failed))
+        return load_extension(reply["so_path"], reply["module_name"])
+
+    def op_load(self, msg):
+        import torch.utils.cpp_extension as ce
+        ce.load_inline = self.load_inline
+        code = msg["code"]
+        try:
+            compiled = compile(code, CANDIDATE_FILE, "exec", dont_inherit=True)
+        except SyntaxError as e:
+            raise CandidateError("syntax_error", "SyntaxError: %s" % e.msg, line=e.lineno or 0,
+                                 col=e.offset or 0)
+        module = type(sys)("candidate")
+        module.__file__ = CANDIDATE_FILE
+        sys.modules["candidate"] = module
+        exec(compiled, module.__dict__)
+        cls = module.__dict__.get("ModelNew")
+        if not isinstance(cls, type):
+            raise CandidateError("no_model_new", "the candidate defines no class ModelNew")
+        torch.set_grad_enabled(False)
+        # Same seed as the judge's Model: layers created in the same order get the same weights.
+        torch.manual_seed(int(msg["init_seed"]))
+        model = cls(*msg.get("init_inputs", []))
+        if isinstance(model, torch.nn.Module):
+            model = model.to(self.device)
+        self.model = model
+        device_sync(self.device)
+        return {"ok": True}
+
+    def _open(self, name, desc):
+        got = self.opened.get(name)
+        if got is not None and got[0] == desc:
+            return got[1], got[2]
+        inputs = [transport.open_buffer(d["tensor"]) if "tensor" in d else d["value"]
+                  for d in desc["inputs"]]
+        outputs = [transport.open_buffer(d) for d in desc["outputs"]]
+        self.opened[name] = (desc, inputs, outputs)
+        return inputs, outputs
+
+    def _deliver(self, out, inputs, outputs):
+        """Check the forward's result and copy it into the judge's output buffers."""
+        values = as_list(out)
+        if len(values) != len(outputs):
+            raise CandidateError("wrong_output", "ModelNew returned %d outputs; the reference "
+                                 "returns %d" % (len(values), len(outputs)), rule="count")
+        storages = set()
+        for x in inputs:
+            if isinstance(x, torch.Tensor):
+                storages.add(x.untyped_storage().data_ptr() if hasattr(x, "untyped_storage")
+                             else x.storage().data_ptr())
+        meta = []
+        for i, (v, buf) in enumerate(zip(values, outputs)):
+            if type(v) is not torch.Tensor:
+                raise CandidateError("wrong_output", "output %d is a %s, not a torch.Tensor"
+                                     % (i, type(v).__name__), rule="H14")
+            if list(v.shape) != list(buf.shape):
+                raise CandidateError("wrong_output", "output %d has shape %s; expected %s"
+                                     % (i, list(v.shape), list(buf.shape)), rule="shape")
+            if v.dtype != buf.dtype:
+                raise CandidateError("wrong_output", "output %d has dtype %s; expected %s"
+                                     % (i, transport.dtype_name(v.dtype),
+                                        transport.dtype_name(buf.dtype)), rule="dtype")
+            if v.device != buf.device:
+                raise CandidateError("wrong_output", "output %d is on %s; expected %s"
+                                     % (i, v.device, buf.device), rule="device")
+            sp = v.untyped_storage().data_ptr() if hasattr(v, "untyped_storage") else v.storage().data_ptr()
+            if sp in storages and v.numel() > 0:
+                raise CandidateError("cheat", "output %d shares memory with an input" % i,
+                                     rule="H10")
+            buf.copy_(v)
+            meta.append({"shape": list(v.shape), "dtype": transport.dtype_name(v.dtype)})
+        device_sync(self.device)
+        return meta
+
+    def op_call(self, msg):
+        inputs, outputs = self._open(msg["slot"], msg["buffers"])
+        out = self.model(*inputs)
+        device_sync(self.device)
+        return {"ok": True, "outputs": self._deliver(out, inputs, outputs)}
+
+    def op_time(self, msg):
+        names = msg["slots"]
+        sets = [self._open(n, d)[0] for n, d in zip(names, msg["buffers"])]
+        dev_ms, wall_ms, last = native.run_batch(self.model, sets, int(msg["first"]),
+                                                 int(msg["iters"]), True,
+                                                 self.device.type == "cuda")
+        for n, out in zip(names, last):
+            if out is not None:
+                self.timed_last[n] = out
+        return {"ok": True, "device_ms": list(dev_ms), "wall_ms": list(wall_ms)}
+
+    def op_emit(self, msg):
+        name = msg["slot"]
+        if name not in self.timed_last:
+            raise CandidateError("internal", "no timed output for slot %s" % name)
+        inputs, outputs = self._open(name, msg["buffers"])
+        return {"ok": True, "outputs": self._deliver(self.timed_last[name], inputs, outputs)}
+
+    def serve(self):
+        while True:
+            try:
+                msg = self.chan.recv()
+            except EOFError:
+                return 0
+            op = msg.get("op")
+            if op == "exit":
+                return 0
+            handler = getattr(self, "op_" + str(op), None)
+            try:
+                if handler is None:
+                    raise CandidateError("internal", "unknown op %r" % op)
+                reply = handler(msg)
+            except BaseException as e:  # the candidate may raise anything, SystemExit included
+                reply = _error_reply(e)
+                if self.build_failed is not None:
+                    reply = {"ok": False, "kind": "build_failed", "message": self.build_failed}
+            self.chan.send(reply)
+
+
+def main(fd, spawn):
+    workdir = spawn.get("workdir")
+    if workdir:
+        os.chdir(workdir)
+        redirect_output(os.path.join(workdir, "output.log"))
+    chan = Channel(fd)
+    if torch.device(spawn.get("device", "cpu")).type == "cuda":
+        torch.cuda.set_device(torch.device(spawn["device"]))
+    return Host(chan, spawn).serve()

@@ -1,0 +1,81 @@
+"""The zygote: a process that has imported torch (but never touched CUDA) and forks one
+candidate host per candidate, so each candidate starts in a fraction of a second in a fresh
+address space. The supervisor sends `spawn` with a socket attached; the child talks to the
+supervisor on that socket alone. `reap` collects a child's exit status for the verdict.
+"""
+import ctypes
+import os
+import signal
+import sys
+import time
+
+import torch  # noqa: F401  (the point of the zygote: children inherit an imported torch)
+
+from . import candidate
+from .channel import Channel
+from .common import parse_fd
+
+PR_SET_PDEATHSIG = 1
+
+
+def _spawn(chan, msg, fd):
+    pid = os.fork()
+    if pid == 0:
+        code = 70
+        try:
+            chan.close()
+            os.setpgid(0, 0)
+            # Die with the zygote: no orphan candidate may outlive its supervisor.
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            code = candidate.main(fd, msg)
+        finally:
+            os._exit(code)
+    os.close(fd)
+    return pid
+
+
+def _reap(pid, timeout_s):
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            got, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return {"ok": False, "message": "no such child %d" % pid}
+        if got == pid:
+            if os.WIFSIGNALED(status):
+                return {"ok": True, "signal": os.WTERMSIG(status)}
+            return {"ok": True, "exit_code": os.WEXITSTATUS(status)}
+        if time.monotonic() >= deadline:
+            return {"ok": True, "running": True}
+        time.sleep(0.005)
+
+
+def main():
+    chan = Channel(parse_fd())
+    while True:
+        try:
+            msg = chan.recv()
+        except EOFError:
+            return
+        op = msg.get("op")
+        if op == "spawn":
+            fd = chan.take_fd()
+            if fd is None:
+                chan.send({"ok": False, "message": "spawn needs a socket"})
+                continue
+            chan.send({"ok": True, "pid": _spawn(chan, msg, fd)})
+        elif op == "reap":
+            chan.send(_reap(int(msg["pid"]), float(msg.get("timeout_s", 1.0))))
+        elif op == "native":
+            candidate.preload_native(msg["path"], msg["module_name"])
+            chan.send({"ok": True})
+        elif op == "exit":
+            return
+        else:
+            chan.send({"ok": False, "message": "unknown op %r" % op})
+
+
+if __name__ == "__main__":
+    sys.exit(main())

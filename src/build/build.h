@@ -1,0 +1,87 @@
+// build: compiles a candidate's load_inline extensions on a pool of Python worker processes
+// that run torch's own builder, into a content-addressed artifact cache.
+//
+// The cache key covers the whole call (sources, functions, flags, name) and the toolchain
+// (python, torch, compilers, CUDA arch list), never the extension name alone: model samples
+// reuse names like "elementwise_add" for different code. Failed builds are cached too.
+// Thread-safe: Build() may be called from many threads; at most `workers` compile at once, and
+// concurrent builds of one key (also from other kforge processes) compile once.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/extension_spec.h"
+#include "common/status.h"
+
+namespace kf::build {
+
+struct BuildOptions {
+  std::string python = "python3";
+  std::filesystem::path runner_dir;   // holds the kforge_runner package
+  std::filesystem::path cache_dir;    // artifacts live in cache_dir/artifacts/<key>/
+  std::string backend = "cpu";        // "cpu" or "cuda": decides the toolchain fingerprint
+  int workers = 2;                    // concurrent compiles; compiles are CPU-bound
+  // nvcc on a loaded machine can take minutes for one translation unit; a build past this is
+  // killed and reported as a compile error (a template explosion is the candidate's fault).
+  std::chrono::milliseconds timeout{std::chrono::minutes(10)};
+};
+
+// One message from the compiler, located in the generated file and, where possible, in the
+// candidate's source strings.
+struct CompilerMessage {
+  std::string file;       // "main.cpp" or "cuda.cu" (torch's generated files), or "" (linker)
+  int line = 0;           // in `file`
+  int col = 0;
+  std::string severity;   // "error", "warning", "note"
+  std::string text;
+  bool cuda = false;      // which list of sources: cuda_sources or cpp_sources
+  int source_index = -1;  // index into that list; -1 when outside the candidate's sources
+  int source_line = 0;    // 1-based line inside that source string
+};
+
+struct Artifact {
+  std::string key;
+  bool ok = false;
+  std::filesystem::path so_path;  // valid when ok
+  std::string module_name;
+  std::string error_text;  // the compiler's output (tail) when !ok
+  std::vector<CompilerMessage> messages;
+  double build_ms = 0;     // compile time, 0 for a cache hit
+  bool cache_hit = false;
+};
+
+class Builder {
+ public:
+  explicit Builder(BuildOptions opt);
+  ~Builder();
+  Builder(const Builder&) = delete;
+  Builder& operator=(const Builder&) = delete;
+
+  // The toolchain description every key covers; starts one worker on first use.
+  Result<nlohmann::json> Fingerprint();
+  Result<std::string> Key(const ExtensionSpec& spec);
+  Result<Artifact> Build(const ExtensionSpec& spec);
+  // Builds kforge's own compiled helper (runner/native) for this toolchain.
+  Result<Artifact> BuildNative();
+  // Total wall time spent compiling (not waiting for the cache) so far.
+  double compile_ms_total() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Parses gcc/clang/nvcc/linker output into messages (exposed for tests).
+std::vector<CompilerMessage> ParseCompilerOutput(const std::string& text);
+// Fills source_index/source_line from the start line of each source string in the generated
+// files (`layout`: {"main.cpp": [start lines of cpp_sources], "cuda.cu": [...]}).
+void LocateMessages(const nlohmann::json& layout, const ExtensionSpec& spec,
+                    std::vector<CompilerMessage>* messages);
+
+}  // namespace kf::build

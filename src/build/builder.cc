@@ -1,0 +1,281 @@
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <deque>
+#include <fstream>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <sstream>
+
+#include "build/build.h"
+#include "common/channel.h"
+#include "common/hash.h"
+#include "common/process.h"
+
+namespace kf::build {
+namespace fs = std::filesystem;
+namespace {
+
+struct Worker {
+  Child child;
+  Channel chan;
+};
+
+Result<nlohmann::json> ReadJsonFile(const fs::path& p) {
+  std::ifstream f(p);
+  if (!f) return Status::NotFound(p.string());
+  std::stringstream ss;
+  ss << f.rdbuf();
+  auto j = nlohmann::json::parse(ss.str(), nullptr, false);
+  if (j.is_discarded()) return Status::IoError("corrupt " + p.string());
+  return j;
+}
+
+Status WriteJsonFile(const fs::path& p, const nlohmann::json& j) {
+  fs::path tmp = p;
+  tmp += ".tmp";
+  {
+    std::ofstream f(tmp);
+    if (!f) return Status::IoError("cannot write " + tmp.string());
+    f << j.dump();
+    if (!f) return Status::IoError("cannot write " + tmp.string() + " (disk full?)");
+  }
+  std::error_code ec;
+  fs::rename(tmp, p, ec);
+  if (ec) return Status::IoError("rename " + tmp.string() + ": " + ec.message());
+  return Status::Ok();
+}
+
+// An exclusive lock on a file, held for the object's life (flock: per open file, so it also
+// excludes other threads of this process that open the same path).
+class FileLock {
+ public:
+  explicit FileLock(const fs::path& p) : fd_(open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+    if (fd_ >= 0) flock(fd_, LOCK_EX);
+  }
+  ~FileLock() {
+    if (fd_ >= 0) close(fd_);
+  }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_;
+};
+
+Artifact ArtifactFromResult(const std::string& key, const fs::path& dir, const nlohmann::json& r,
+                            const ExtensionSpec* spec) {
+  Artifact a;
+  a.key = key;
+  a.ok = r.value("ok", false);
+  if (a.ok) {
+    a.so_path = dir / r.value("so_file", "");
+    a.module_name = r.value("module_name", "");
+  } else {
+    a.error_text = r.value("message", "build failed");
+    a.messages = ParseCompilerOutput(a.error_text);
+    if (spec && r.contains("layout")) LocateMessages(r["layout"], *spec, &a.messages);
+  }
+  return a;
+}
+
+}  // namespace
+
+class Builder::Impl {
+ public:
+  explicit Impl(BuildOptions opt) : opt_(std::move(opt)) {}
+
+  Result<std::unique_ptr<Worker>> StartWorker() {
+    UniqueFd mine, theirs;
+    if (auto s = SocketPair(&mine, &theirs); !s.ok()) return s;
+    fs::create_directories(opt_.cache_dir / "logs");
+    SpawnOptions so;
+    so.argv = {opt_.python, "-m", "kforge_runner.build_worker", "--fd", "3"};
+    so.fds = {{3, theirs.get()}};
+    so.env_set = {"PYTHONPATH=" + opt_.runner_dir.string(), "PYTHONDONTWRITEBYTECODE=1"};
+    so.stderr_path = (opt_.cache_dir / "logs" / "build-worker.log").string();
+    so.stdout_path = so.stderr_path;
+    auto child = Spawn(so);
+    if (!child.ok()) return child.status();
+    auto w = std::make_unique<Worker>();
+    w->child = std::move(child.value());
+    w->chan = Channel(std::move(mine));
+    return w;
+  }
+
+  // A worker to use; blocks while all `workers` are busy.
+  Result<std::unique_ptr<Worker>> Acquire() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return !idle_.empty() || live_ < opt_.workers; });
+    if (!idle_.empty()) {
+      auto w = std::move(idle_.front());
+      idle_.pop_front();
+      return w;
+    }
+    ++live_;
+    lock.unlock();
+    auto w = StartWorker();
+    if (!w.ok()) {
+      std::lock_guard<std::mutex> relock(mu_);
+      --live_;
+      cv_.notify_one();
+    }
+    return w;
+  }
+
+  void Release(std::unique_ptr<Worker> w) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (w) {
+      idle_.push_back(std::move(w));
+    } else {
+      --live_;  // the worker died or was killed
+    }
+    cv_.notify_one();
+  }
+
+  // Sends one request and waits for the answer; a worker that dies or overruns is discarded.
+  Result<nlohmann::json> Request(const nlohmann::json& msg, std::chrono::milliseconds timeout) {
+    auto w = Acquire();
+    if (!w.ok()) return w.status();
+    std::unique_ptr<Worker> worker = std::move(w.value());
+    Status s = worker->chan.Send(msg);
+    if (!s.ok()) {
+      Release(nullptr);
+      return Status::Unavailable("build worker: " + s.message());
+    }
+    auto reply = worker->chan.Receive(timeout);
+    if (!reply.ok()) {
+      worker->child.Kill();
+      Release(nullptr);
+      if (reply.status().code() == Code::kTimeout) return reply.status();
+      return Status::Unavailable("build worker died: " + reply.status().message() +
+                                 " (see " + (opt_.cache_dir / "logs/build-worker.log").string() + ")");
+    }
+    Release(std::move(worker));
+    return reply;
+  }
+
+  Result<nlohmann::json> Fingerprint() {
+    std::lock_guard<std::mutex> lock(fp_mu_);
+    if (fingerprint_) return *fingerprint_;
+    auto r = Request({{"op", "hello"}, {"backend", opt_.backend}}, std::chrono::seconds(120));
+    if (!r.ok()) return r.status();
+    if (!r->value("ok", false)) {
+      return Status::Unavailable(r->value("message", "build worker refused to start"));
+    }
+    nlohmann::json fp = (*r)["fingerprint"];
+    fp["backend"] = opt_.backend;
+    fingerprint_ = fp;
+    return fp;
+  }
+
+  Result<std::string> Key(const nlohmann::json& what) {
+    auto fp = Fingerprint();
+    if (!fp.ok()) return fp.status();
+    nlohmann::json j = {{"toolchain", *fp}, {"what", what}, {"format", 1}};
+    return Sha256Hex(j.dump());
+  }
+
+  Result<Artifact> BuildKeyed(const std::string& key, nlohmann::json request,
+                              const ExtensionSpec* spec) {
+    fs::path root = opt_.cache_dir / "artifacts";
+    fs::path dir = root / key;
+    std::error_code ec;
+    fs::create_directories(root, ec);
+    if (ec) return Status::IoError("cannot create " + root.string() + ": " + ec.message());
+    if (auto cached = ReadJsonFile(dir / "result.json"); cached.ok()) {
+      Artifact a = ArtifactFromResult(key, dir, *cached, spec);
+      a.cache_hit = true;
+      return a;
+    }
+    FileLock lock(root / (key + ".lock"));
+    if (auto cached = ReadJsonFile(dir / "result.json"); cached.ok()) {  // built while we waited
+      Artifact a = ArtifactFromResult(key, dir, *cached, spec);
+      a.cache_hit = true;
+      return a;
+    }
+    fs::path tmp = root / (key + ".tmp");
+    fs::remove_all(tmp, ec);
+    fs::create_directories(tmp, ec);
+    if (ec) return Status::IoError("cannot create " + tmp.string() + ": " + ec.message());
+    request["dir"] = tmp.string();
+    auto t0 = std::chrono::steady_clock::now();
+    auto reply = Request(request, opt_.timeout);
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      compile_ms_total_ += ms;
+    }
+    if (!reply.ok()) {
+      if (reply.status().code() == Code::kTimeout) {
+        // Not cached: a slow build may be the machine's load rather than the code.
+        Artifact a;
+        a.key = key;
+        a.error_text = "the build took longer than " +
+                       std::to_string(opt_.timeout.count() / 1000) + " s and was stopped";
+        a.build_ms = ms;
+        fs::remove_all(tmp, ec);
+        return a;
+      }
+      return reply.status();
+    }
+    if (auto s = WriteJsonFile(tmp / "result.json", *reply); !s.ok()) return s;
+    fs::remove_all(dir, ec);
+    fs::rename(tmp, dir, ec);
+    if (ec) return Status::IoError("cannot store artifact " + dir.string() + ": " + ec.message());
+    Artifact a = ArtifactFromResult(key, dir, *reply, spec);
+    a.build_ms = ms;
+    return a;
+  }
+
+  BuildOptions opt_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::unique_ptr<Worker>> idle_;  // GUARDED_BY(mu_)
+  int live_ = 0;                              // GUARDED_BY(mu_)
+  double compile_ms_total_ = 0;               // GUARDED_BY(mu_)
+  std::mutex fp_mu_;
+  std::optional<nlohmann::json> fingerprint_;  // GUARDED_BY(fp_mu_)
+};
+
+Builder::Builder(BuildOptions opt) : impl_(std::make_unique<Impl>(std::move(opt))) {}
+Builder::~Builder() = default;
+
+Result<nlohmann::json> Builder::Fingerprint() { return impl_->Fingerprint(); }
+
+Result<std::string> Builder::Key(const ExtensionSpec& spec) {
+  return impl_->Key({{"load_inline", CanonicalJson(spec)}});
+}
+
+Result<Artifact> Builder::Build(const ExtensionSpec& spec) {
+  auto key = Key(spec);
+  if (!key.ok()) return key.status();
+  return impl_->BuildKeyed(*key, {{"op", "build"}, {"spec", CanonicalJson(spec)}}, &spec);
+}
+
+Result<Artifact> Builder::BuildNative() {
+  fs::path src = impl_->opt_.runner_dir / "native" / "kforge_native.cpp";
+  std::ifstream f(src);
+  if (!f) return Status::NotFound("kforge's helper source is missing: " + src.string());
+  std::stringstream ss;
+  ss << f.rdbuf();
+  bool cuda = impl_->opt_.backend == "cuda";
+  auto key = impl_->Key({{"native", Sha256Hex(ss.str())}});
+  if (!key.ok()) return key.status();
+  nlohmann::json cflags = {"-O2"};
+  if (cuda) cflags.push_back("-DKFORGE_WITH_CUDA");
+  nlohmann::json req = {{"op", "build_native"},     {"name", "kforge_native"},
+                        {"sources", {src.string()}}, {"extra_cflags", cflags},
+                        {"with_cuda", cuda}};
+  return impl_->BuildKeyed(*key, req, nullptr);
+}
+
+double Builder::compile_ms_total() const {
+  std::lock_guard<std::mutex> l(impl_->mu_);
+  return impl_->compile_ms_total_;
+}
+
+}  // namespace kf::build

@@ -1,0 +1,10 @@
+#include "cli/commands.h"
+
+namespace kf::cli {
+
+const std::vector<Command>& Commands() {
+  static const std::vector<Command> kCommands = {EvalCommand()};
+  return kCommands;
+}
+
+}  // namespace kf::cli

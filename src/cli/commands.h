@@ -1,0 +1,28 @@
+// The CLI's subcommands: a table of name, help and handler. main.cpp only wires them up.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace kf::cli {
+
+// Exit codes: a verdict was produced (whatever its status) / bad usage / the system failed.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitInfra = 3;
+
+struct Command {
+  std::string name;
+  std::string help;
+  // Declares the subcommand's flags on `app`; returns the handler to run when it is chosen.
+  std::function<std::function<int()>(CLI::App* app)> setup;
+};
+
+const std::vector<Command>& Commands();
+
+Command EvalCommand();
+
+}  // namespace kf::cli

@@ -1,0 +1,12 @@
+// Content hashing (SHA-256 through OpenSSL's libcrypto): job, artifact and problem identity.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace kf {
+
+// Lower-case hex SHA-256 of `data`.
+std::string Sha256Hex(std::string_view data);
+
+}  // namespace kf

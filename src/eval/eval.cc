@@ -1,0 +1,377 @@
+#include "eval/eval.h"
+
+#include <fstream>
+#include <future>
+#include <map>
+#include <sstream>
+
+#include "build/build.h"
+#include "common/hash.h"
+#include "extract/extract.h"
+#include "store/store.h"
+
+namespace kf::eval {
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kProtocol = "kforge-timing-1";
+
+double MsSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+Result<std::string> ReadFile(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  if (!f) return Status::NotFound("cannot read " + p.string());
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string LineOf(const std::string& text, int line) {
+  std::istringstream in(text);
+  std::string s;
+  for (int i = 1; std::getline(in, s); ++i) {
+    if (i == line) return s;
+  }
+  return "";
+}
+
+json SummaryJson(const execute::TimingResult& t) {
+  return {{"median", t.summary.median_ms}, {"p10", t.summary.p10_ms},
+          {"p90", t.summary.p90_ms},       {"n", t.summary.n}};
+}
+
+VerdictStatus FromOutcome(execute::Outcome o) {
+  switch (o) {
+    case execute::Outcome::kOk: return VerdictStatus::kOk;
+    case execute::Outcome::kFormatError: return VerdictStatus::kFormatError;
+    case execute::Outcome::kCompileError: return VerdictStatus::kCompileError;
+    case execute::Outcome::kRuntimeError: return VerdictStatus::kRuntimeError;
+    case execute::Outcome::kTimeout: return VerdictStatus::kTimeout;
+    case execute::Outcome::kIncorrect: return VerdictStatus::kIncorrect;
+    case execute::Outcome::kCheat: return VerdictStatus::kCheat;
+    case execute::Outcome::kInfraError: return VerdictStatus::kInfraError;
+  }
+  return VerdictStatus::kInfraError;
+}
+
+// Compiler messages as diagnostics in the submitted text's lines.
+std::vector<Diagnostic> BuildDiagnostics(const build::Artifact& a, const ExtensionSpec& spec,
+                                         const extract::InlineCall* call,
+                                         const std::string& submitted) {
+  std::vector<Diagnostic> out;
+  for (const auto& m : a.messages) {
+    if (m.severity != "error") continue;
+    Diagnostic d;
+    d.stage = "build";
+    d.code = "compile_error";
+    d.message = m.text;
+    if (m.source_index >= 0) {
+      const auto& sources = m.cuda ? spec.cuda_sources : spec.cpp_sources;
+      d.excerpt = LineOf(sources[static_cast<size_t>(m.source_index)], m.source_line);
+      if (call) {
+        const auto& texts = m.cuda ? call->cuda_sources : call->cpp_sources;
+        if (static_cast<size_t>(m.source_index) < texts.size()) {
+          const auto& map = texts[static_cast<size_t>(m.source_index)].line_map;
+          if (m.source_line >= 1 && static_cast<size_t>(m.source_line) <= map.size()) {
+            d.line = map[static_cast<size_t>(m.source_line - 1)];
+          }
+        }
+      }
+      if (d.line > 0) d.excerpt = LineOf(submitted, d.line);
+      d.col = m.col;
+    } else if (!m.file.empty()) {
+      d.message = m.file + ":" + std::to_string(m.line) + ": " + m.text;
+    }
+    out.push_back(std::move(d));
+    if (out.size() >= 10) break;
+  }
+  if (out.empty()) {
+    Diagnostic d;
+    d.stage = "build";
+    d.code = "compile_error";
+    std::string text = a.error_text;
+    if (text.size() > 3000) text = "..." + text.substr(text.size() - 3000);
+    d.message = "the extension '" + spec.name + "' failed to build";
+    d.excerpt = text;
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+}  // namespace
+
+struct Baselines {
+  std::optional<execute::Summary> eager;
+  std::optional<execute::Summary> compiled;
+  std::string compile_unavailable;
+};
+
+class Evaluator::Impl {
+ public:
+  EvalOptions opt;
+  std::unique_ptr<build::Builder> builder;
+  std::unique_ptr<execute::Lane> lane;
+  std::unique_ptr<store::Store> store;
+  std::shared_future<Result<build::Artifact>> native;
+  std::map<std::string, execute::ProblemInfo> problems;  // by problem hash
+  std::string device_key;                                // device name + torch version
+
+  Status EnsureLane(Verdict* v);
+  Result<execute::ProblemInfo> Problem(const std::string& hash, const fs::path& path);
+  Result<Baselines> GetBaselines(const std::string& hash, const execute::ProblemInfo& p);
+  Verdict Evaluate(const fs::path& problem_path, const std::string& text);
+};
+
+Status Evaluator::Impl::EnsureLane(Verdict* v) {
+  auto a = native.get();
+  if (!a.ok()) return a.status();
+  if (!a->ok) {
+    return Status::Unavailable("kforge's timing helper failed to build:\n" + a->error_text);
+  }
+  auto info = lane->Ready(a->so_path, a->module_name);
+  if (!info.ok()) return info.status();
+  v->device = info->name.empty() ? info->device : info->name;
+  device_key = info->device + "|" + info->name + "|" + info->torch_version;
+  return Status::Ok();
+}
+
+Result<execute::ProblemInfo> Evaluator::Impl::Problem(const std::string& hash, const fs::path& path) {
+  auto it = problems.find(hash);
+  if (it != problems.end()) return it->second;
+  // Parameters are drawn from a seed of the problem's own, the same for every candidate.
+  uint64_t init_seed = std::stoull(hash.substr(0, 12), nullptr, 16);
+  auto p = lane->LoadProblem(hash.substr(0, 16), path, init_seed);
+  if (!p.ok()) return p.status();
+  problems[hash] = *p;
+  return *p;
+}
+
+Result<Baselines> Evaluator::Impl::GetBaselines(const std::string& hash,
+                                                const execute::ProblemInfo& p) {
+  const auto& t = opt.exec.timing;
+  json keyj = {{"problem", hash}, {"device", device_key}, {"protocol", kProtocol},
+               {"timing", {t.warmup_iters, t.min_samples, t.max_samples, t.target_spread,
+                           t.budget_ms, t.pool}}};
+  std::string key = Sha256Hex(keyj.dump());
+  auto to_summary = [](const json& j) -> std::optional<execute::Summary> {
+    if (!j.is_object()) return std::nullopt;
+    execute::Summary s;
+    s.median_ms = j.value("median", 0.0);
+    s.p10_ms = j.value("p10", 0.0);
+    s.p90_ms = j.value("p90", 0.0);
+    s.n = j.value("n", 0);
+    return s;
+  };
+  if (auto cached = store->GetBaseline(key); cached.ok() && cached->has_value()) {
+    const json& j = **cached;
+    Baselines b;
+    b.eager = to_summary(j["eager"]);
+    b.compiled = to_summary(j["compile"]);
+    b.compile_unavailable = j.value("compile_unavailable", "");
+    return b;
+  }
+  auto r = lane->TimeBaselines(p.id, t, execute::DrawSeed());
+  if (!r.ok()) return r.status();
+  Baselines b;
+  json j = {{"eager", nullptr}, {"compile", nullptr},
+            {"compile_unavailable", r->compile_unavailable}};
+  if (r->eager) {
+    b.eager = r->eager->summary;
+    j["eager"] = SummaryJson(*r->eager);
+  }
+  if (r->compiled) {
+    b.compiled = r->compiled->summary;
+    j["compile"] = SummaryJson(*r->compiled);
+  }
+  b.compile_unavailable = r->compile_unavailable;
+  (void)store->PutBaseline(key, j);  // a cache: failing to write it only costs time later
+  return b;
+}
+
+Verdict Evaluator::Impl::Evaluate(const fs::path& problem_path, const std::string& text) {
+  Verdict v;
+  v.backend = opt.backend;
+  v.candidate_hash = Sha256Hex(text);
+  v.problem_id = ProblemId(problem_path);
+  auto finish = [&](VerdictStatus s) {
+    v.status = s;
+    score::Finish(&v, opt.reward);
+    return v;
+  };
+  auto infra = [&](const std::string& stage, const Status& s) {
+    Diagnostic d;
+    d.stage = stage;
+    d.code = "infra";
+    d.message = s.message();
+    v.diagnostics.push_back(d);
+    return finish(VerdictStatus::kInfraError);
+  };
+  auto problem_src = ReadFile(problem_path);
+  if (!problem_src.ok()) return infra("extract", problem_src.status());
+  std::string problem_hash = Sha256Hex(*problem_src);
+  v.problem_hash = problem_hash;
+
+  // extract
+  auto t0 = Clock::now();
+  extract::Candidate cand = extract::Extract(text);
+  v.stages.push_back({"extract", cand.ok(), MsSince(t0), {{"from_reply", cand.from_reply}}});
+  for (const auto& d : cand.diagnostics) v.diagnostics.push_back(d);
+  if (!cand.ok()) return finish(VerdictStatus::kFormatError);
+
+  // build: every statically resolved load_inline call, in parallel
+  t0 = Clock::now();
+  std::vector<std::future<Result<build::Artifact>>> builds;
+  for (const auto& call : cand.inline_calls) {
+    if (!call.resolved) continue;
+    builds.push_back(std::async(std::launch::async, [this, &call] { return builder->Build(call.spec); }));
+  }
+  bool all_hit = true;
+  int compiled = 0;
+  bool build_ok = true;
+  size_t bi = 0;
+  for (const auto& call : cand.inline_calls) {
+    if (!call.resolved) continue;
+    auto a = builds[bi++].get();
+    if (!a.ok()) return infra("build", a.status());
+    all_hit = all_hit && a->cache_hit;
+    compiled += a->cache_hit ? 0 : 1;
+    if (!a->ok) {
+      build_ok = false;
+      for (auto& d : BuildDiagnostics(*a, call.spec, &call, text)) v.diagnostics.push_back(d);
+    }
+  }
+  int unresolved = 0;
+  for (const auto& call : cand.inline_calls) unresolved += call.resolved ? 0 : 1;
+  v.stages.push_back({"build", build_ok, MsSince(t0),
+                      {{"cache_hit", all_hit}, {"compiled", compiled},
+                       {"deferred_to_run_time", unresolved}}});
+  if (!build_ok) return finish(VerdictStatus::kCompileError);
+
+  // execute
+  t0 = Clock::now();
+  if (auto s = EnsureLane(&v); !s.ok()) return infra("execute", s);
+  auto problem = Problem(problem_hash, problem_path);
+  if (!problem.ok()) return infra("execute", problem.status());
+  double dynamic_build_ms = 0;
+  execute::LoadInlineFn load_inline = [&](const json& args) {
+    execute::LoadInlineReply reply;
+    ExtensionSpec spec;
+    std::string err;
+    if (!SpecFromJson(args, &spec, &err)) {
+      reply.message = "load_inline: " + err;
+      return reply;
+    }
+    auto b0 = Clock::now();
+    auto a = builder->Build(spec);
+    dynamic_build_ms += MsSince(b0);
+    if (!a.ok()) {
+      reply.message = a.status().message();
+      return reply;
+    }
+    if (!a->ok) {
+      const extract::InlineCall* match = nullptr;
+      for (const auto& c : cand.inline_calls) {
+        if (c.resolved && CanonicalJson(c.spec) == CanonicalJson(spec)) match = &c;
+      }
+      for (auto& d : BuildDiagnostics(*a, spec, match, text)) v.diagnostics.push_back(d);
+      reply.message = a->error_text.substr(0, 4000);
+      return reply;
+    }
+    reply.ok = true;
+    reply.so_path = a->so_path.string();
+    reply.module_name = a->module_name;
+    return reply;
+  };
+  execute::ExecResult r = lane->Run(problem->id, *problem, cand.code, load_inline, opt.exec);
+  const int shift = cand.first_line - 1;
+  for (auto d : r.diagnostics) {
+    if (d.line > 0) {
+      d.line += shift;
+      if (d.excerpt.empty()) d.excerpt = LineOf(text, d.line);
+    }
+    v.diagnostics.push_back(d);
+  }
+  v.trials_passed = r.trials_passed;
+  v.trials_total = r.trials_total;
+  bool loaded = r.load_ms > 0 && (r.trials_total > 0 || r.outcome == execute::Outcome::kOk);
+  v.stages.push_back({"execute", loaded, r.spawn_ms + r.load_ms - dynamic_build_ms,
+                      {{"spawn_ms", r.spawn_ms}, {"run_time_build_ms", dynamic_build_ms}}});
+  if (r.trials_total > 0) {
+    v.stages.push_back({"correctness", r.trials_total == r.trials_passed, r.correctness_ms,
+                        json::object()});
+  }
+  if (r.timing) {
+    TimingSummary ts{r.timing->summary.median_ms, r.timing->summary.p10_ms,
+                     r.timing->summary.p90_ms, r.timing->summary.n};
+    v.candidate_ms = ts;
+    v.stages.push_back({"timing", true, r.timing_ms,
+                        {{"stop_reason", r.timing->stop_reason}}});
+  }
+  VerdictStatus status = FromOutcome(r.outcome);
+  if (r.build_failed) status = VerdictStatus::kCompileError;
+  if (status == VerdictStatus::kOk && opt.baselines) {
+    auto b0 = Clock::now();
+    auto b = GetBaselines(problem_hash, *problem);
+    if (!b.ok()) return infra("baselines", b.status());
+    v.stages.push_back({"baselines", true, MsSince(b0), json::object()});
+    if (b->eager) v.eager_ms = b->eager->median_ms;
+    if (b->compiled) v.compile_ms = b->compiled->median_ms;
+    v.compile_unavailable = b->compile_unavailable;
+    if (v.candidate_ms && v.candidate_ms->median_ms > 0) {
+      if (v.eager_ms) v.speedup_vs_eager = *v.eager_ms / v.candidate_ms->median_ms;
+      if (v.compile_ms) v.speedup_vs_compile = *v.compile_ms / v.candidate_ms->median_ms;
+    }
+  }
+  finish(status);
+  std::string job_key = Sha256Hex(problem_hash + "|" + v.candidate_hash + "|" + opt.backend);
+  (void)store->PutVerdict(job_key, v);
+  return v;
+}
+
+Evaluator::Evaluator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Evaluator::~Evaluator() = default;
+
+Result<std::unique_ptr<Evaluator>> Evaluator::Create(const EvalOptions& opt) {
+  auto impl = std::make_unique<Impl>();
+  impl->opt = opt;
+  std::error_code ec;
+  fs::create_directories(opt.cache_dir, ec);
+  if (ec) return Status::IoError("cannot create " + opt.cache_dir.string() + ": " + ec.message());
+  if (!fs::exists(opt.runner_dir / "kforge_runner" / "judge.py")) {
+    return Status::NotFound("kforge's runner is not at " + opt.runner_dir.string() +
+                            " (set KFORGE_RUNNER_DIR)");
+  }
+  auto st = store::Store::Open(opt.cache_dir / "kforge.db");
+  if (!st.ok()) return st.status();
+  impl->store = std::move(st.value());
+  build::BuildOptions bo;
+  bo.python = opt.python;
+  bo.runner_dir = opt.runner_dir;
+  bo.cache_dir = opt.cache_dir;
+  bo.backend = opt.backend;
+  bo.workers = opt.build_workers;
+  impl->builder = std::make_unique<build::Builder>(bo);
+  execute::LaneOptions lo;
+  lo.python = opt.python;
+  lo.runner_dir = opt.runner_dir;
+  lo.backend = opt.backend;
+  lo.device_index = opt.device_index;
+  lo.work_dir = opt.cache_dir / "work";
+  auto lane = execute::Lane::Start(lo);  // imports torch in the background from here on
+  if (!lane.ok()) return lane.status();
+  impl->lane = std::move(lane.value());
+  build::Builder* b = impl->builder.get();
+  impl->native = std::async(std::launch::async, [b] { return b->BuildNative(); }).share();
+  return std::unique_ptr<Evaluator>(new Evaluator(std::move(impl)));
+}
+
+Verdict Evaluator::Evaluate(const fs::path& problem_path, const std::string& candidate_text) {
+  return impl_->Evaluate(problem_path, candidate_text);
+}
+
+}  // namespace kf::eval

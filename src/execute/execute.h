@@ -1,0 +1,128 @@
+// execute: one execution lane per device. A lane owns a long-lived judge process (trusted:
+// problem, inputs, reference outputs, comparison, baseline timing) and a zygote that forks a
+// fresh candidate process per candidate. Every wait has a deadline here, in C++; a candidate
+// that crashes, hangs or lies ends its own run, never the lane.
+//
+// Thread-safety: a Lane serves one call at a time (one lane per GPU); use one per thread.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/diagnostic.h"
+#include "common/status.h"
+#include "execute/timing.h"
+
+namespace kf::execute {
+
+struct LaneOptions {
+  std::string python = "python3";
+  std::filesystem::path runner_dir;
+  std::string backend = "cpu";  // "cpu" or "cuda"
+  int device_index = 0;
+  std::filesystem::path work_dir;  // private folders of candidate processes, logs
+  // import torch plus CUDA start-up; seconds on a loaded machine
+  std::chrono::milliseconds start_timeout{std::chrono::minutes(3)};
+};
+
+struct DeviceInfo {
+  std::string device;       // "cpu" or "cuda:N"
+  std::string name;         // "NVIDIA H200", the CPU model
+  std::string torch_version;
+  bool compile_available = false;
+  nlohmann::json raw;       // everything the judge reported
+};
+
+struct ProblemInfo {
+  std::string id;
+  uint64_t init_seed = 0;      // the seed Model's parameters were drawn with; ModelNew gets it too
+  nlohmann::json init_inputs;  // what Model(*init_inputs) was built with
+  nlohmann::json inputs;       // shapes/dtypes/strides of one draw of get_inputs()
+  nlohmann::json outputs;      // shapes/dtypes of the reference outputs
+};
+
+// How the lane asks for a load_inline extension the candidate requests at run time.
+struct LoadInlineReply {
+  bool ok = false;
+  std::string so_path;
+  std::string module_name;
+  std::string message;  // when !ok: the compiler's complaint
+};
+using LoadInlineFn = std::function<LoadInlineReply(const nlohmann::json& args)>;
+
+struct ExecOptions {
+  int trials = 5;           // seeded correctness trials (plus an A/B/A repeat and a signed trial)
+  uint64_t seed = 0;        // secret seed; 0 draws one from the OS
+  std::map<std::string, double> atol, rtol;  // per dtype name; empty = judge defaults
+  bool time_candidate = true;
+  TimingOptions timing;
+  std::chrono::milliseconds load_timeout{std::chrono::minutes(2)};  // import + __init__, builds excluded
+  std::chrono::milliseconds call_timeout{std::chrono::seconds(60)};  // one forward call
+};
+
+enum class Outcome { kOk, kFormatError, kCompileError, kRuntimeError, kTimeout, kIncorrect, kCheat,
+                     kInfraError };
+
+struct TimingResult {
+  Summary summary;
+  std::vector<double> samples_ms;
+  double wall_ms = 0;     // measured here around the timed batches
+  std::string stop_reason;
+};
+
+struct ExecResult {
+  Outcome outcome = Outcome::kInfraError;
+  int trials_passed = 0;
+  int trials_total = 0;
+  std::vector<Diagnostic> diagnostics;  // lines are candidate-code lines (1-based)
+  std::optional<TimingResult> timing;
+  double load_ms = 0;
+  double correctness_ms = 0;
+  double timing_ms = 0;
+  double spawn_ms = 0;
+  bool build_failed = false;  // a run-time load_inline request failed to compile
+};
+
+struct BaselineResult {
+  std::optional<TimingResult> eager;
+  std::optional<TimingResult> compiled;
+  std::string compile_unavailable;
+};
+
+// A fresh secret seed from the OS (positive, below 2^62 so JSON carries it exactly).
+uint64_t DrawSeed();
+
+class Lane {
+ public:
+  // Spawns the judge and the zygote; they import torch in the background. Returns at once.
+  static Result<std::unique_ptr<Lane>> Start(const LaneOptions& opt);
+  ~Lane();
+  Lane(const Lane&) = delete;
+  Lane& operator=(const Lane&) = delete;
+
+  // Waits for the judge to be ready; loads the compiled helper into judge and zygote.
+  Result<DeviceInfo> Ready(const std::filesystem::path& native_so, const std::string& module);
+  Result<ProblemInfo> LoadProblem(const std::string& id, const std::filesystem::path& path,
+                                  uint64_t init_seed);
+  Result<BaselineResult> TimeBaselines(const std::string& problem_id, const TimingOptions& opt,
+                                       uint64_t seed);
+  ExecResult Run(const std::string& problem_id, const ProblemInfo& problem,
+                 const std::string& code, const LoadInlineFn& load_inline,
+                 const ExecOptions& opt);
+
+  class Impl;  // defined in lane_impl.h, internal to execute
+
+ private:
+  explicit Lane(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kf::execute

@@ -1,0 +1,193 @@
+#include <unistd.h>
+
+#include <random>
+
+#include "execute/lane_impl.h"
+
+namespace kf::execute {
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+
+std::vector<std::string> PoolNames(int pool) {
+  std::vector<std::string> names;
+  for (int i = 0; i < pool; ++i) names.push_back("T" + std::to_string(i));
+  return names;
+}
+
+uint64_t DrawSeed() {
+  std::random_device rd;
+  uint64_t s = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  return (s & ((uint64_t{1} << 62) - 1)) | 1;  // positive and JSON-safe
+}
+
+Result<TimingResult> DriveTiming(const TimingOptions& opt, const BatchFn& batch) {
+  std::vector<double> warm;
+  if (opt.warmup_iters > 0) {
+    if (auto s = batch(0, opt.warmup_iters, &warm); !s.ok()) return s;
+  }
+  StoppingRule rule(opt);
+  TimingResult r;
+  auto t0 = std::chrono::steady_clock::now();
+  while (int k = rule.Next(r.samples_ms)) {
+    std::vector<double> got;
+    if (auto s = batch(static_cast<int>(r.samples_ms.size()) + opt.warmup_iters, k, &got);
+        !s.ok()) {
+      return s;
+    }
+    if (static_cast<int>(got.size()) != k) {
+      return Status::Internal("asked for " + std::to_string(k) + " timed calls, got " +
+                              std::to_string(got.size()));
+    }
+    r.samples_ms.insert(r.samples_ms.end(), got.begin(), got.end());
+  }
+  r.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  r.stop_reason = rule.reason();
+  r.summary = Summarize(r.samples_ms);
+  return r;
+}
+
+Lane::Lane(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Lane::~Lane() {
+  if (!impl_) return;
+  for (RunnerProc* p : {&impl_->judge, &impl_->zygote}) {
+    if (p->chan.valid()) (void)p->chan.Send({{"op", "exit"}});
+    p->chan.Close();
+    if (!p->child.Wait(milliseconds(3000))) p->child.Kill();
+  }
+}
+
+Result<std::unique_ptr<Lane>> Lane::Start(const LaneOptions& opt) {
+  auto impl = std::make_unique<Impl>();
+  impl->opt = opt;
+  std::error_code ec;
+  fs::create_directories(opt.work_dir, ec);
+  if (ec) return Status::IoError("cannot create " + opt.work_dir.string() + ": " + ec.message());
+  std::string tag = std::to_string(getpid());
+  auto judge = StartRunner("judge", opt.python, opt.runner_dir, "judge",
+                           opt.work_dir / ("judge-" + tag + ".log"));
+  if (!judge.ok()) return judge.status();
+  impl->judge = std::move(judge.value());
+  auto zygote = StartRunner("zygote", opt.python, opt.runner_dir, "zygote",
+                            opt.work_dir / ("zygote-" + tag + ".log"));
+  if (!zygote.ok()) return zygote.status();
+  impl->zygote = std::move(zygote.value());
+  return std::unique_ptr<Lane>(new Lane(std::move(impl)));
+}
+
+Result<DeviceInfo> Lane::Ready(const fs::path& native_so, const std::string& module) {
+  Impl& m = *impl_;
+  if (m.ready) return m.device;
+  auto hello = m.judge.Request({{"op", "hello"}, {"device", m.DeviceName()}}, m.opt.start_timeout);
+  if (!hello.ok()) return hello.status();
+  m.device.device = m.DeviceName();
+  m.device.name = hello->value("device_name", "");
+  m.device.torch_version = hello->value("torch", "");
+  m.device.compile_available = hello->value("compile_available", false);
+  m.device.raw = *hello;
+  nlohmann::json native = {{"op", "native"}, {"path", native_so.string()}, {"module_name", module}};
+  if (auto r = m.judge.Request(native, milliseconds(60000)); !r.ok()) return r.status();
+  if (auto r = m.zygote.Request(native, m.opt.start_timeout); !r.ok()) return r.status();
+  m.ready = true;
+  return m.device;
+}
+
+Result<ProblemInfo> Lane::LoadProblem(const std::string& id, const fs::path& path,
+                                      uint64_t init_seed) {
+  auto r = impl_->judge.Request({{"op", "load_problem"},
+                                 {"id", id},
+                                 {"path", fs::absolute(path).string()},
+                                 {"init_seed", init_seed}},
+                                milliseconds(300000));
+  if (!r.ok()) return r.status();
+  ProblemInfo p;
+  p.id = id;
+  p.init_seed = init_seed;
+  p.init_inputs = (*r)["init_inputs"];
+  p.inputs = (*r)["inputs"];
+  p.outputs = (*r)["outputs"];
+  return p;
+}
+
+Result<std::vector<nlohmann::json>> Lane::Impl::PreparePool(const std::string& problem, int pool,
+                                                            uint64_t seed) {
+  std::vector<nlohmann::json> descs;
+  std::mt19937_64 rng(seed);
+  for (const auto& name : PoolNames(pool)) {
+    auto r = judge.Request({{"op", "prepare"},
+                            {"problem", problem},
+                            {"slot", name},
+                            {"seed", rng() >> 2}},
+                           milliseconds(300000));
+    if (!r.ok()) return r.status();
+    descs.push_back((*r)["slot"]);
+  }
+  return descs;
+}
+
+Result<double> Lane::Impl::NoopCost(const std::string& problem, int pool) {
+  if (noop_ms_per_call >= 0) return noop_ms_per_call;
+  const int iters = 20;
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = judge.Request({{"op", "time"}, {"problem", problem}, {"mode", "noop"},
+                          {"slots", PoolNames(pool)}, {"first", 0}, {"iters", iters}},
+                         milliseconds(120000));
+  if (!r.ok()) return r.status();
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  noop_ms_per_call = ms / iters;
+  return noop_ms_per_call;
+}
+
+Result<BaselineResult> Lane::TimeBaselines(const std::string& problem_id, const TimingOptions& opt,
+                                           uint64_t seed) {
+  Impl& m = *impl_;
+  auto pool = m.PreparePool(problem_id, opt.pool, seed);
+  if (!pool.ok()) return pool.status();
+  BaselineResult out;
+  for (const char* mode : {"eager", "compile"}) {
+    std::string unavailable;
+    bool first_batch = true;
+    BatchFn batch = [&](int first, int iters, std::vector<double>* ms) -> Status {
+      // torch.compile compiles on the first call: minutes, not seconds, on a cold cache.
+      milliseconds timeout = first_batch ? milliseconds(900000) : milliseconds(300000);
+      first_batch = false;
+      auto r = m.judge.Request({{"op", "time"}, {"problem", problem_id}, {"mode", mode},
+                                {"slots", PoolNames(opt.pool)}, {"first", first},
+                                {"iters", iters}},
+                               timeout);
+      if (!r.ok()) return r.status();
+      if (r->contains("unavailable")) {
+        unavailable = (*r)["unavailable"].get<std::string>();
+        return Status::NotFound(unavailable);
+      }
+      *ms = (*r)["device_ms"].get<std::vector<double>>();
+      return Status::Ok();
+    };
+    auto t = DriveTiming(opt, batch);
+    if (!t.ok()) {
+      if (std::string(mode) == "compile" && !unavailable.empty()) {
+        out.compile_unavailable = unavailable;
+        continue;
+      }
+      if (std::string(mode) == "compile") {
+        out.compile_unavailable = t.status().message();
+        continue;
+      }
+      return t.status();
+    }
+    if (std::string(mode) == "eager") {
+      out.eager = *t;
+    } else {
+      out.compiled = *t;
+    }
+  }
+  return out;
+}
+
+ExecResult Lane::Run(const std::string& problem_id, const ProblemInfo& problem,
+                     const std::string& code, const LoadInlineFn& load_inline,
+                     const ExecOptions& opt) {
+  return impl_->RunCandidate(problem_id, problem, code, load_inline, opt);
+}
+
+}  // namespace kf::execute

@@ -1,0 +1,432 @@
+// One candidate's run: spawn from the zygote, load, correctness trials, timing.
+#include <signal.h>
+
+#include <fstream>
+#include <random>
+#include <regex>
+
+#include "execute/lane_impl.h"
+
+namespace kf::execute {
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+namespace {
+
+double MsSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+Diagnostic Diag(const std::string& stage, const std::string& code, const std::string& message,
+                int line = 0, const std::string& hint = "") {
+  Diagnostic d;
+  d.stage = stage;
+  d.code = code;
+  d.message = message;
+  d.line = line;
+  d.hint = hint;
+  return d;
+}
+
+// The last `File "candidate.py", line N` in a traceback or faulthandler dump.
+int LastCandidateLine(const std::string& text) {
+  static const std::regex kLine(R"re(File "candidate\.py", line (\d+))re");
+  int line = 0;
+  for (std::sregex_iterator it(text.begin(), text.end(), kLine), end; it != end; ++it) {
+    line = std::stoi((*it)[1]);
+  }
+  return line;
+}
+
+std::string FormatNumber(double v) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+std::string DescribeMismatch(const json& o) {
+  std::string s = "output " + std::to_string(o.value("output", 0)) + ": " +
+                  std::to_string(o.value("bad_elements", 0)) + " of " +
+                  std::to_string(o.value("elements", 0)) + " elements differ";
+  if (o.contains("max_abs_err") && o["max_abs_err"].is_number()) {
+    s += "; max abs error " + FormatNumber(o["max_abs_err"].get<double>());
+  }
+  if (o.contains("max_rel_err") && o["max_rel_err"].is_number()) {
+    s += ", max rel error " + FormatNumber(o["max_rel_err"].get<double>());
+  }
+  if (o.contains("first_bad_index")) {
+    s += "; first at " + o["first_bad_index"].dump();
+    auto num = [](const json& v) { return v.is_number() ? FormatNumber(v.get<double>()) : v.dump(); };
+    if (o.contains("first_bad_got")) s += ": got " + num(o["first_bad_got"]);
+    if (o.contains("first_bad_expected")) s += ", expected " + num(o["first_bad_expected"]);
+  }
+  if (o.value("nonfinite_where_ref_finite", 0) > 0) {
+    s += "; " + std::to_string(o["nonfinite_where_ref_finite"].get<int>()) +
+         " NaN/Inf values where the reference is finite";
+  }
+  s += " (atol " + FormatNumber(o.value("atol", 0.0)) + ", rtol " +
+       FormatNumber(o.value("rtol", 0.0)) + ")";
+  return s;
+}
+
+class CandidateRun {
+ public:
+  CandidateRun(Lane::Impl& lane, const LoadInlineFn& load_inline, const ExecOptions& opt)
+      : lane_(lane), load_inline_(load_inline), opt_(opt) {}
+
+  ~CandidateRun() { Stop(); }
+
+  ExecResult Run(const std::string& problem_id, const ProblemInfo& problem, const std::string& code) {
+    problem_ = problem_id;
+    auto t0 = Clock::now();
+    if (!Spawn()) return out_;
+    out_.spawn_ms = MsSince(t0);
+    t0 = Clock::now();
+    bool loaded = Load(problem, code);
+    out_.load_ms = MsSince(t0);
+    if (!loaded) return out_;
+    t0 = Clock::now();
+    bool correct = Trials();
+    out_.correctness_ms = MsSince(t0);
+    if (!correct) return out_;
+    if (opt_.time_candidate) {
+      t0 = Clock::now();
+      bool timed = Time();
+      out_.timing_ms = MsSince(t0);
+      if (!timed) return out_;
+    }
+    out_.outcome = Outcome::kOk;
+    return out_;
+  }
+
+ private:
+  bool Spawn() {
+    UniqueFd mine, theirs;
+    if (auto s = SocketPair(&mine, &theirs); !s.ok()) return Infra(s.message());
+    workdir_ = lane_.opt.work_dir / ("cand-" + std::to_string(getpid()) + "-" +
+                                     std::to_string(++lane_.spawned));
+    std::error_code ec;
+    fs::remove_all(workdir_, ec);
+    fs::create_directories(workdir_, ec);
+    if (ec) return Infra("cannot create " + workdir_.string() + ": " + ec.message());
+    json msg = {{"op", "spawn"}, {"device", lane_.DeviceName()}, {"workdir", workdir_.string()}};
+    if (auto s = lane_.zygote.chan.SendWithFd(msg, theirs.get()); !s.ok()) {
+      return Infra("the zygote is gone: " + s.message());
+    }
+    theirs.Reset();
+    auto r = lane_.zygote.chan.Receive(milliseconds(30000));
+    if (!r.ok() || !r->value("ok", false)) {
+      return Infra("the zygote could not fork a candidate process: " +
+                   (r.ok() ? r->value("message", "?") : r.status().message()));
+    }
+    pid_ = (*r)["pid"].get<int>();
+    chan_ = Channel(std::move(mine));
+    return true;
+  }
+
+  // Kills the candidate if it is alive, reaps it and removes its private folder.
+  void Stop() {
+    if (pid_ > 0) {
+      chan_.Close();
+      ::kill(-pid_, SIGKILL);
+      ::kill(pid_, SIGKILL);
+      (void)lane_.zygote.Request({{"op", "reap"}, {"pid", pid_}, {"timeout_s", 5}},
+                                 milliseconds(10000));
+      pid_ = -1;
+    }
+    if (!workdir_.empty()) {
+      std::error_code ec;
+      fs::remove_all(workdir_, ec);
+      workdir_.clear();
+    }
+  }
+
+  // Collects how a candidate that closed its channel ended: "signal 11 (Segmentation fault)".
+  std::string Reap() {
+    auto r = lane_.zygote.Request({{"op", "reap"}, {"pid", pid_}, {"timeout_s", 5}},
+                                  milliseconds(10000));
+    if (!r.ok()) return "it ended";
+    if (r->value("running", false)) {
+      ::kill(-pid_, SIGKILL);
+      ::kill(pid_, SIGKILL);
+      r = lane_.zygote.Request({{"op", "reap"}, {"pid", pid_}, {"timeout_s", 5}}, milliseconds(10000));
+      if (!r.ok()) return "it closed its channel";
+    }
+    pid_ = -1;
+    if (r->contains("signal")) {
+      int sig = (*r)["signal"].get<int>();
+      return "it was killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
+    }
+    return "it exited with code " + std::to_string(r->value("exit_code", -1));
+  }
+
+  // Sends a request and serves the candidate's load_inline events until the answer comes.
+  // Deadlines exclude time spent building for it.
+  Result<json> Ask(const json& msg, milliseconds timeout) {
+    if (auto s = chan_.Send(msg); !s.ok()) return Status::Unavailable(s.message());
+    auto deadline = Clock::now() + timeout;
+    for (;;) {
+      auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+      if (left.count() <= 0) return Status::Timeout("deadline");
+      auto r = chan_.Receive(left);
+      if (!r.ok()) return r.status();
+      if (r->value("event", "") != "load_inline") return r;
+      auto b0 = Clock::now();
+      LoadInlineReply reply = load_inline_((*r)["args"]);
+      deadline += Clock::now() - b0;
+      if (!reply.ok) out_.build_failed = true;
+      json j = {{"ok", reply.ok}, {"so_path", reply.so_path}, {"module_name", reply.module_name},
+                {"message", reply.message}};
+      if (auto s = chan_.Send(j); !s.ok()) return Status::Unavailable(s.message());
+    }
+  }
+
+  // Handles a failed Ask or a refused request; returns false (the run is over).
+  bool Failed(const std::string& stage, const std::string& what, const Result<json>& r,
+              milliseconds timeout) {
+    if (!r.ok() && r.status().code() == Code::kTimeout) {
+      Stop();
+      out_.outcome = Outcome::kTimeout;
+      out_.diagnostics.push_back(Diag(stage, "timeout",
+                                      "the candidate did not finish " + what + " within " +
+                                          std::to_string(timeout.count() / 1000) + " s and was killed",
+                                      0, "Look for an infinite loop or a kernel that never ends."));
+      return false;
+    }
+    if (!r.ok()) {
+      std::string how = Reap();
+      std::string log = ReadTail(workdir_ / "output.log", 3000);
+      Diagnostic d = Diag(stage, "crash", "the candidate process died during " + what + ": " + how,
+                          LastCandidateLine(log),
+                          "Check memory accesses: indices, sizes and pointers passed to kernels.");
+      d.excerpt = log;
+      out_.outcome = Outcome::kRuntimeError;
+      out_.diagnostics.push_back(d);
+      return false;
+    }
+    return Refused(stage, what, *r);
+  }
+
+  bool Refused(const std::string& stage, const std::string& what, const json& r) {
+    std::string kind = r.value("kind", "exception");
+    std::string message = r.value("message", "failed");
+    int line = r.value("line", 0);
+    Diagnostic d = Diag(stage, kind, message, line);
+    if (r.contains("traceback")) d.excerpt = r["traceback"].get<std::string>();
+    if (kind == "build_failed" || out_.build_failed) {
+      out_.outcome = Outcome::kCompileError;
+      d.code = "compile_error";
+    } else if (kind == "syntax_error" || kind == "no_model_new") {
+      out_.outcome = Outcome::kFormatError;
+      d.col = r.value("col", 0);
+    } else if (kind == "cheat") {
+      out_.outcome = Outcome::kCheat;
+      d.code = r.value("rule", "cheat");
+      d.message = message;
+    } else if (kind == "wrong_output") {
+      std::string rule = r.value("rule", "");
+      out_.outcome = rule == "H14" ? Outcome::kCheat : Outcome::kIncorrect;
+      d.code = rule == "H14" ? "H14" : "wrong_output";
+    } else if (kind == "internal") {
+      return Infra(message);
+    } else {
+      out_.outcome = Outcome::kRuntimeError;
+      d.message = what + " raised " + message;
+      d.hint = kind == "cuda_error" ? "A CUDA error: check indices, launch bounds and sizes."
+                                    : "Fix the exception; the traceback shows where it was raised.";
+    }
+    out_.diagnostics.push_back(d);
+    Stop();
+    return false;
+  }
+
+  bool Infra(const std::string& message) {
+    out_.outcome = Outcome::kInfraError;
+    out_.diagnostics.push_back(Diag("execute", "infra", message));
+    return false;
+  }
+
+  bool Load(const ProblemInfo& problem, const std::string& code) {
+    json msg = {{"op", "load"}, {"code", code}, {"init_inputs", problem.init_inputs},
+                {"init_seed", init_seed_}};
+    auto r = Ask(msg, opt_.load_timeout);
+    if (!r.ok() || !r->value("ok", false)) return Failed("load", "loading", r, opt_.load_timeout);
+    return true;
+  }
+
+  // K seeded trials in the order A, B, A, C, ... plus a signed-input trial: the same buffers
+  // every time, so answers remembered by pointer or by call count are wrong.
+  bool Trials() {
+    std::mt19937_64 rng(seed_);
+    std::vector<uint64_t> seeds;
+    for (int i = 0; i < opt_.trials; ++i) seeds.push_back(rng() >> 2);
+    struct Trial { uint64_t seed; bool signed_inputs; };
+    std::vector<Trial> order;
+    for (int i = 0; i < opt_.trials; ++i) {
+      order.push_back({seeds[i], false});
+      if (i == 1) order.push_back({seeds[0], false});  // A again, after B
+    }
+    order.push_back({rng() >> 2, true});
+    bool first_failure = true;
+    for (size_t i = 0; i < order.size(); ++i) {
+      json prep = {{"op", "prepare"}, {"problem", problem_}, {"slot", "main"},
+                   {"seed", order[i].seed}, {"signed", order[i].signed_inputs}};
+      auto p = lane_.judge.Request(prep, milliseconds(300000));
+      if (!p.ok()) return Infra("the judge failed to prepare a trial: " + p.status().message());
+      if (p->contains("skip")) continue;
+      ++out_.trials_total;
+      auto r = Ask({{"op", "call"}, {"slot", "main"}, {"buffers", (*p)["slot"]}}, opt_.call_timeout);
+      if (!r.ok() || !r->value("ok", false)) {
+        if (r.ok() && r->value("kind", "") == "wrong_output" && r->value("rule", "") != "H14") {
+          // A wrong shape or dtype fails this trial; the candidate may still be asked again.
+          if (first_failure) {
+            out_.diagnostics.push_back(Diag("correctness", "wrong_output", r->value("message", "")));
+            first_failure = false;
+          }
+          continue;
+        }
+        return Failed("correctness", "correctness trial " + std::to_string(i + 1), r,
+                      opt_.call_timeout);
+      }
+      auto c = lane_.judge.Request({{"op", "check"}, {"problem", problem_}, {"slot", "main"},
+                                    {"atol", opt_.atol}, {"rtol", opt_.rtol}},
+                                   milliseconds(300000));
+      if (!c.ok()) return Infra("the judge failed to check a trial: " + c.status().message());
+      if (c->value("pass", false)) {
+        ++out_.trials_passed;
+        continue;
+      }
+      if (c->contains("rule")) {  // inputs written in place
+        Diagnostic d = Diag("correctness", (*c)["rule"].get<std::string>(),
+                            c->value("message", ""), 0,
+                            "Never write into the inputs; allocate outputs with torch::empty.");
+        out_.diagnostics.push_back(d);
+        out_.outcome = Outcome::kCheat;
+        return false;
+      }
+      if (first_failure) {
+        std::string which = order[i].signed_inputs ? "the signed-input trial"
+                                                   : "trial " + std::to_string(i + 1);
+        for (const auto& o : (*c)["outputs"]) {
+          if (o.value("pass", true)) continue;
+          out_.diagnostics.push_back(Diag("correctness", "mismatch",
+                                          which + ", " + DescribeMismatch(o), 0,
+                                          "Compare your indexing and formula with Model.forward."));
+        }
+        first_failure = false;
+      }
+    }
+    if (out_.trials_passed < out_.trials_total) {
+      out_.outcome = Outcome::kIncorrect;
+      Stop();
+      return false;
+    }
+    return true;
+  }
+
+  bool Time() {
+    const auto names = PoolNames(opt_.timing.pool);
+    auto pool = lane_.PreparePool(problem_, opt_.timing.pool, seed_ ^ 0x5bd1e995);
+    if (!pool.ok()) return Infra("the judge failed to prepare timing inputs: " + pool.status().message());
+    auto noop = lane_.NoopCost(problem_, opt_.timing.pool);
+    if (!noop.ok()) return Infra("the judge failed to calibrate timing: " + noop.status().message());
+    Result<json> last_reply = json();
+    milliseconds last_timeout(0);
+    double wall_sum = 0;
+    int calls = 0;
+    BatchFn batch = [&](int first, int iters, std::vector<double>* ms) -> Status {
+      // Generous: the stopping rule sized the batch at ~50 ms from measured call times.
+      last_timeout = opt_.call_timeout + milliseconds(static_cast<int64_t>(iters) * 2000);
+      auto t0 = Clock::now();
+      last_reply = Ask({{"op", "time"}, {"slots", names}, {"buffers", *pool}, {"first", first},
+                        {"iters", iters}},
+                       last_timeout);
+      double wall = MsSince(t0);
+      if (!last_reply.ok() || !last_reply->value("ok", false)) return Status::Internal("failed");
+      *ms = (*last_reply)["device_ms"].get<std::vector<double>>();
+      double sum = 0;
+      for (double v : *ms) sum += v;
+      if (first > 0) {  // warm-up calls are not bounded: they include lazy initialisation
+        wall_sum += wall;
+        calls += iters;
+      }
+      // Reported times can never add up to more than the time that passed.
+      if (sum > wall * 1.02 + 1.0) return Status::Invalid("reported " + FormatNumber(sum) +
+                                                          " ms of calls in " + FormatNumber(wall) +
+                                                          " ms of wall time");
+      return Status::Ok();
+    };
+    auto t = DriveTiming(opt_.timing, batch);
+    if (!t.ok()) {
+      if (t.status().code() == Code::kInvalidArgument) {
+        return Cheat("H08", "timing was tampered with: " + t.status().message());
+      }
+      return Failed("timing", "the timed calls", last_reply, last_timeout);
+    }
+    // The wall-clock bound: what the clock saw per call, less the measured cost of an empty
+    // timed call, cannot be more than twice what the candidate reports.
+    double net = calls > 0 ? wall_sum / calls - *noop : 0;
+    if (net > 0.05 && t->summary.median_ms < 0.5 * net) {
+      return Cheat("H07", "reported " + FormatNumber(t->summary.median_ms) +
+                              " ms per call but the wall clock saw " + FormatNumber(net) +
+                              " ms: work escaped the timer (another stream or thread?)");
+    }
+    for (size_t i = 0; i < names.size(); ++i) {
+      auto e = Ask({{"op", "emit"}, {"slot", names[i]}, {"buffers", (*pool)[i]}}, opt_.call_timeout);
+      if (!e.ok() || !e->value("ok", false)) return Failed("timing", "returning timed outputs", e, opt_.call_timeout);
+      auto c = lane_.judge.Request({{"op", "check"}, {"problem", problem_}, {"slot", names[i]},
+                                    {"atol", opt_.atol}, {"rtol", opt_.rtol}},
+                                   milliseconds(300000));
+      if (!c.ok()) return Infra("the judge failed to check timed outputs: " + c.status().message());
+      if (!c->value("pass", false)) {
+        std::string detail = c->contains("rule") ? c->value("message", "")
+                                                 : DescribeMismatch((*c)["outputs"][0]);
+        out_.outcome = Outcome::kIncorrect;
+        out_.diagnostics.push_back(Diag("timing", "H15",
+                                        "outputs of the timed calls are wrong (" + detail +
+                                            "): the kernel behaves differently when timed"));
+        Stop();
+        return false;
+      }
+    }
+    out_.timing = *t;
+    Stop();
+    return true;
+  }
+
+  bool Cheat(const std::string& rule, const std::string& message) {
+    out_.outcome = Outcome::kCheat;
+    out_.diagnostics.push_back(Diag("timing", rule, message));
+    Stop();
+    return false;
+  }
+
+ public:
+  uint64_t seed_ = 0;
+  uint64_t init_seed_ = 0;
+
+ private:
+  Lane::Impl& lane_;
+  const LoadInlineFn& load_inline_;
+  const ExecOptions& opt_;
+  ExecResult out_;
+  std::string problem_;
+  fs::path workdir_;
+  int pid_ = -1;
+  Channel chan_;
+};
+
+}  // namespace
+
+ExecResult Lane::Impl::RunCandidate(const std::string& problem_id, const ProblemInfo& problem,
+                                    const std::string& code, const LoadInlineFn& load_inline,
+                                    const ExecOptions& opt) {
+  CandidateRun run(*this, load_inline, opt);
+  run.seed_ = opt.seed ? opt.seed : DrawSeed();
+  run.init_seed_ = problem.init_seed;
+  return run.Run(problem_id, problem, code);
+}
+
+}  // namespace kf::execute

@@ -1,0 +1,69 @@
+#include "execute/runner_proc.h"
+
+#include <fstream>
+
+namespace kf::execute {
+
+std::string ReadTail(const std::filesystem::path& p, size_t max_bytes) {
+  std::ifstream f(p, std::ios::binary | std::ios::ate);
+  if (!f) return "";
+  std::streamoff size = f.tellg();
+  std::streamoff start = size > static_cast<std::streamoff>(max_bytes) ? size - max_bytes : 0;
+  f.seekg(start);
+  std::string out(static_cast<size_t>(size - start), '\0');
+  f.read(out.data(), static_cast<std::streamsize>(out.size()));
+  if (start > 0) {
+    size_t nl = out.find('\n');
+    if (nl != std::string::npos) out = out.substr(nl + 1);
+  }
+  return out;
+}
+
+std::string RunnerProc::LogTail(size_t max_bytes) const { return ReadTail(log_path, max_bytes); }
+
+Result<nlohmann::json> RunnerProc::Request(const nlohmann::json& msg,
+                                           std::chrono::milliseconds timeout) {
+  if (auto s = chan.Send(msg); !s.ok()) {
+    return Status::Unavailable("the " + what + " process is gone: " + s.message() + "\n" +
+                               LogTail());
+  }
+  auto r = chan.Receive(timeout);
+  if (!r.ok()) {
+    if (r.status().code() == Code::kTimeout) {
+      return Status::Timeout("the " + what + " did not answer '" + msg.value("op", "?") +
+                             "' within " + std::to_string(timeout.count() / 1000) + " s");
+    }
+    return Status::Unavailable("the " + what + " process is gone: " + r.status().message() +
+                               "\n" + LogTail());
+  }
+  if (!r->value("ok", false)) {
+    std::string m = r->value("message", "failed");
+    if (r->contains("traceback")) m += "\n" + (*r)["traceback"].get<std::string>();
+    return Status::Internal(what + " failed '" + msg.value("op", "?") + "': " + m);
+  }
+  return r;
+}
+
+Result<RunnerProc> StartRunner(const std::string& what, const std::string& python,
+                               const std::filesystem::path& runner_dir, const std::string& module,
+                               const std::filesystem::path& log_path) {
+  UniqueFd mine, theirs;
+  if (auto s = SocketPair(&mine, &theirs); !s.ok()) return s;
+  SpawnOptions so;
+  so.argv = {python, "-X", "faulthandler", "-m", "kforge_runner." + module, "--fd", "3"};
+  so.fds = {{3, theirs.get()}};
+  so.env_set = {"PYTHONPATH=" + runner_dir.string(), "PYTHONDONTWRITEBYTECODE=1",
+                "PYTHONUNBUFFERED=1"};
+  so.stdout_path = log_path.string();
+  so.stderr_path = log_path.string();
+  auto child = Spawn(so);
+  if (!child.ok()) return child.status();
+  RunnerProc p;
+  p.what = what;
+  p.child = std::move(child.value());
+  p.chan = Channel(std::move(mine));
+  p.log_path = log_path;
+  return p;
+}
+
+}  // namespace kf::execute

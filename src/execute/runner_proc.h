@@ -1,0 +1,36 @@
+// A Python runner process (judge, zygote or candidate host) and its channel. Internal to
+// execute.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "common/channel.h"
+#include "common/process.h"
+#include "common/status.h"
+
+namespace kf::execute {
+
+struct RunnerProc {
+  std::string what;                 // "judge", "zygote": for messages
+  Child child;                      // empty for candidates (the zygote is their parent)
+  Channel chan;
+  std::filesystem::path log_path;   // its stdout/stderr
+
+  // Sends and waits; an answer {"ok": false, ...} becomes kInternal with the runner's message.
+  Result<nlohmann::json> Request(const nlohmann::json& msg, std::chrono::milliseconds timeout);
+  // The last `max_bytes` of the log, for error messages.
+  std::string LogTail(size_t max_bytes = 3000) const;
+};
+
+// Starts `python -m kforge_runner.<module> --fd 3` with the runner on PYTHONPATH.
+Result<RunnerProc> StartRunner(const std::string& what, const std::string& python,
+                               const std::filesystem::path& runner_dir, const std::string& module,
+                               const std::filesystem::path& log_path);
+
+std::string ReadTail(const std::filesystem::path& p, size_t max_bytes);
+
+}  // namespace kf::execute
