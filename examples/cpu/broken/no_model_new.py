@@ -1,0 +1,36 @@
+# kforge-problem: level1/relu.py
+# kforge-expect: format_error
+# Broken CPU candidate: a working kernel, but the class is named ModelOptimized instead of ModelNew.
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+relu_source = r"""
+#include <torch/extension.h>
+
+torch::Tensor relu_forward(torch::Tensor x) {
+    TORCH_CHECK(x.is_contiguous() && x.scalar_type() == torch::kFloat, "contiguous float32 expected");
+    auto y = torch::empty_like(x);
+    const float* in = x.data_ptr<float>();
+    float* out = y.data_ptr<float>();
+    const int64_t n = x.numel();
+    for (int64_t i = 0; i < n; ++i) out[i] = in[i] > 0.0f ? in[i] : 0.0f;
+    return y;
+}
+"""
+
+relu_ext = load_inline(
+    name="kforge_cpu_broken_no_model_new",
+    cpp_sources=relu_source,
+    functions=["relu_forward"],
+    extra_cflags=["-O3"],
+    verbose=False,
+)
+
+
+class ModelOptimized(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return relu_ext.relu_forward(x.contiguous())

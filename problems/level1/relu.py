@@ -1,0 +1,22 @@
+"""ReLU applied elementwise to a 2D tensor."""
+import torch
+import torch.nn as nn
+
+batch_size = 256
+dim = 16384
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
