@@ -12,7 +12,7 @@ import traceback
 
 import torch
 
-from . import transport
+from . import guard, transport
 from .channel import Channel
 from .common import as_list, device_sync, load_extension, redirect_output
 
@@ -63,6 +63,10 @@ class Host:
         self.opened = {}  # slot name -> (inputs, outputs) tensors
         self.timed_last = {}  # slot name -> last outputs of timed calls
         self.build_failed = None
+        # Captured before any candidate code runs: rebinding the module attribute later
+        # cannot change what times the candidate.
+        self.run_batch = native.run_batch if native is not None else None
+        self.ext_state = {"calls": 0, "ablate": False}
 
     # load_inline as the candidate sees it
     def load_inline(self, name, cpp_sources, cuda_sources=None, functions=None, extra_cflags=None,
@@ -81,7 +85,8 @@ class Host:
         if not reply.get("ok"):
             self.build_failed = reply.get("message", "build failed")
             raise RuntimeError("Error building extension '%s': %s" % (name, self.build_failed))
-        return load_extension(reply["so_path"], reply["module_name"])
+        module = load_extension(reply["so_path"], reply["module_name"])
+        return guard.ExtensionProxy(module, self.ext_state)
 
     def op_load(self, msg):
         import torch.utils.cpp_extension as ce
@@ -156,14 +161,27 @@ class Host:
 
     def op_call(self, msg):
         inputs, outputs = self._open(msg["slot"], msg["buffers"])
-        out = self.model(*inputs)
-        device_sync(self.device)
-        return {"ok": True, "outputs": self._deliver(out, inputs, outputs)}
+        self.ext_state["ablate"] = bool(msg.get("ablate"))
+        calls_before = self.ext_state["calls"]
+        facts = None
+        try:
+            if msg.get("profile"):
+                out, facts = guard.profile(lambda: self.model(*inputs), self.device.type == "cuda")
+            else:
+                out = self.model(*inputs)
+            device_sync(self.device)
+        finally:
+            self.ext_state["ablate"] = False
+        reply = {"ok": True, "outputs": self._deliver(out, inputs, outputs),
+                 "extension_calls": self.ext_state["calls"] - calls_before}
+        if facts is not None:
+            reply["profile"] = facts
+        return reply
 
     def op_time(self, msg):
         names = msg["slots"]
         sets = [self._open(n, d)[0] for n, d in zip(names, msg["buffers"])]
-        dev_ms, wall_ms, last = native.run_batch(self.model, sets, int(msg["first"]),
+        dev_ms, wall_ms, last = self.run_batch(self.model, sets, int(msg["first"]),
                                                  int(msg["iters"]), True,
                                                  self.device.type == "cuda")
         for n, out in zip(names, last):

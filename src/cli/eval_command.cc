@@ -14,7 +14,7 @@ namespace {
 
 struct EvalFlags {
   std::string problem;
-  std::string candidate;
+  std::vector<std::string> candidates;
   std::string backend;
   std::string python;
   std::string cache_dir;
@@ -26,6 +26,8 @@ struct EvalFlags {
   int build_workers = 0;
   bool no_baselines = false;
   double timing_budget_ms = 2000;
+  int call_timeout_s = 60;
+  int load_timeout_s = 120;
 };
 
 bool ReadAll(const std::string& path, std::string* out) {
@@ -44,10 +46,14 @@ bool ReadAll(const std::string& path, std::string* out) {
 }
 
 int RunEval(const EvalFlags& f) {
-  std::string text;
-  if (!ReadAll(f.candidate, &text)) {
-    std::cerr << "kforge eval: cannot read candidate " << f.candidate << "\n";
-    return kExitUsage;
+  std::vector<std::string> texts;
+  for (const auto& c : f.candidates) {
+    std::string text;
+    if (!ReadAll(c, &text)) {
+      std::cerr << "kforge eval: cannot read candidate " << c << "\n";
+      return kExitUsage;
+    }
+    texts.push_back(std::move(text));
   }
   if (!std::filesystem::is_regular_file(f.problem)) {
     std::cerr << "kforge eval: cannot read problem " << f.problem << "\n";
@@ -65,6 +71,8 @@ int RunEval(const EvalFlags& f) {
   opt.exec.trials = f.trials;
   opt.exec.seed = f.seed;
   opt.exec.timing.budget_ms = f.timing_budget_ms;
+  opt.exec.call_timeout = std::chrono::seconds(f.call_timeout_s);
+  opt.exec.load_timeout = std::chrono::seconds(f.load_timeout_s);
   if (f.atol >= 0) opt.exec.atol["float32"] = f.atol;
   if (f.rtol >= 0) opt.exec.rtol["float32"] = f.rtol;
 
@@ -73,21 +81,25 @@ int RunEval(const EvalFlags& f) {
     std::cerr << "kforge eval: " << ev.status().message() << "\n";
     return kExitInfra;
   }
-  Verdict v = (*ev)->Evaluate(f.problem, text);
-  if (f.json) {
-    std::cout << ToJson(v).dump(2) << "\n";
-  } else {
-    bool color = isatty(STDOUT_FILENO) && getenv("NO_COLOR") == nullptr;
-    std::cout << score::Render(v, color);
-  }
-  if (v.status == VerdictStatus::kInfraError) {
+  // Several candidates share one lane: one judge, one zygote, problems loaded once.
+  int rc = kExitOk;
+  bool color = isatty(STDOUT_FILENO) && getenv("NO_COLOR") == nullptr;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    Verdict v = (*ev)->Evaluate(f.problem, texts[i]);
     if (f.json) {
+      // One candidate: the verdict, indented. Several: one verdict per line (JSON Lines).
+      std::cout << (texts.size() == 1 ? ToJson(v).dump(2) : ToJson(v).dump()) << std::endl;
+    } else {
+      if (texts.size() > 1) std::cout << "== " << f.candidates[i] << "\n";
+      std::cout << score::Render(v, color) << std::flush;
+    }
+    if (v.status == VerdictStatus::kInfraError) {
       std::cerr << "kforge eval: infrastructure failure: "
                 << (v.diagnostics.empty() ? "" : v.diagnostics.back().message) << "\n";
+      rc = kExitInfra;
     }
-    return kExitInfra;
   }
-  return kExitOk;
+  return rc;
 }
 
 }  // namespace
@@ -97,8 +109,9 @@ Command EvalCommand() {
           [](CLI::App* app) -> std::function<int()> {
             auto f = std::make_shared<EvalFlags>();
             app->add_option("--problem", f->problem, "KernelBench-format problem file")->required();
-            app->add_option("--candidate", f->candidate,
-                            "candidate file or model reply ('-' reads standard input)")
+            app->add_option("--candidate", f->candidates,
+                            "candidate file or model reply ('-' reads standard input); repeat "
+                            "to evaluate several in one lane")
                 ->required();
             app->add_option("--backend", f->backend,
                             "cuda or cpu (default: cuda where a GPU is visible)")
@@ -121,6 +134,12 @@ Command EvalCommand() {
             app->add_option("--timing-budget-ms", f->timing_budget_ms,
                             "sampled time after which timing stops even if noisy")
                 ->check(CLI::PositiveNumber);
+            app->add_option("--call-timeout-s", f->call_timeout_s,
+                            "a candidate call running longer than this ends as timeout (60)")
+                ->check(CLI::Range(1, 3600));
+            app->add_option("--load-timeout-s", f->load_timeout_s,
+                            "importing the candidate and building ModelNew, builds excluded (120)")
+                ->check(CLI::Range(1, 3600));
             return [f] { return RunEval(*f); };
           }};
 }

@@ -23,6 +23,9 @@ struct EvalOptions {
   std::filesystem::path runner_dir;       // the kforge_runner package
   int build_workers = 2;
   bool baselines = true;                  // time eager and torch.compile references
+  // A speedup over eager above this is measured again in a fresh candidate process before it
+  // counts; the slower of the two runs is reported.
+  double reverify_speedup = 10.0;
   execute::ExecOptions exec;
   score::RewardOptions reward;
 };

@@ -63,6 +63,10 @@ struct ExecOptions {
   uint64_t seed = 0;        // secret seed; 0 draws one from the OS
   std::map<std::string, double> atol, rtol;  // per dtype name; empty = judge defaults
   bool time_candidate = true;
+  // Runtime legality: profile one forward (torch compute, vendor kernels, own extension used)
+  // and one ablation call (the extension's results replaced with NaN must change the answer).
+  bool runtime_rules = true;
+  bool allow_libraries = false;  // cuBLAS/cuDNN/CUTLASS kernels and aten compute from C++
   TimingOptions timing;
   std::chrono::milliseconds load_timeout{std::chrono::minutes(2)};  // import + __init__, builds excluded
   std::chrono::milliseconds call_timeout{std::chrono::seconds(60)};  // one forward call

@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "execute/lane_impl.h"
+#include "execute/runtime_rules.h"
 
 namespace kf::execute {
 namespace fs = std::filesystem;
@@ -97,6 +98,8 @@ class CandidateRun {
       out_.timing_ms = MsSince(t0);
       if (!timed) return out_;
     }
+    if (opt_.runtime_rules && !Ablate()) return out_;
+    Stop();
     out_.outcome = Outcome::kOk;
     return out_;
   }
@@ -277,7 +280,10 @@ class CandidateRun {
       if (!p.ok()) return Infra("the judge failed to prepare a trial: " + p.status().message());
       if (p->contains("skip")) continue;
       ++out_.trials_total;
-      auto r = Ask({{"op", "call"}, {"slot", "main"}, {"buffers", (*p)["slot"]}}, opt_.call_timeout);
+      json call = {{"op", "call"}, {"slot", "main"}, {"buffers", (*p)["slot"]}};
+      const bool profiled = opt_.runtime_rules && i == 0;
+      if (profiled) call["profile"] = true;
+      auto r = Ask(call, profiled ? opt_.call_timeout * 4 : opt_.call_timeout);
       if (!r.ok() || !r->value("ok", false)) {
         if (r.ok() && r->value("kind", "") == "wrong_output" && r->value("rule", "") != "H14") {
           // A wrong shape or dtype fails this trial; the candidate may still be asked again.
@@ -289,6 +295,16 @@ class CandidateRun {
         }
         return Failed("correctness", "correctness trial " + std::to_string(i + 1), r,
                       opt_.call_timeout);
+      }
+      if (profiled) {
+        auto found = CheckProfile(r->value("profile", json::object()),
+                                  r->value("extension_calls", 0), opt_.allow_libraries);
+        if (!found.empty()) {
+          for (auto& d : found) out_.diagnostics.push_back(d);
+          out_.outcome = Outcome::kCheat;
+          Stop();
+          return false;
+        }
       }
       auto c = lane_.judge.Request({{"op", "check"}, {"problem", problem_}, {"slot", "main"},
                                     {"atol", opt_.atol}, {"rtol", opt_.rtol}},
@@ -392,7 +408,33 @@ class CandidateRun {
       }
     }
     out_.timing = *t;
-    Stop();
+    return true;
+  }
+
+  // The extension must do the work: with its tensor results replaced by NaN, the answer has to
+  // be wrong (H02: a decoy kernel beside the real computation).
+  bool Ablate() {
+    json prep = {{"op", "prepare"}, {"problem", problem_}, {"slot", "main"},
+                 {"seed", seed_ ^ 0xab1a7e}, {"signed", false}};
+    auto p = lane_.judge.Request(prep, milliseconds(300000));
+    if (!p.ok()) return Infra("the judge failed to prepare the ablation call: " + p.status().message());
+    auto r = Ask({{"op", "call"}, {"slot", "main"}, {"buffers", (*p)["slot"]}, {"ablate", true}},
+                 opt_.call_timeout);
+    if (!r.ok() || !r->value("ok", false)) return true;  // it broke without its kernels: fine
+    auto c = lane_.judge.Request({{"op", "check"}, {"problem", problem_}, {"slot", "main"},
+                                  {"atol", opt_.atol}, {"rtol", opt_.rtol}},
+                                 milliseconds(300000));
+    if (!c.ok()) return Infra("the judge failed to check the ablation call: " + c.status().message());
+    if (c->value("pass", false)) {
+      out_.outcome = Outcome::kCheat;
+      out_.diagnostics.push_back(Diag(
+          "runtime", "H02",
+          "the answer stayed correct with every result of the candidate's extension replaced by "
+          "NaN: the work is done elsewhere",
+          0, "Compute the output in your own kernels, not beside them."));
+      Stop();
+      return false;
+    }
     return true;
   }
 

@@ -79,11 +79,8 @@ TEST(StoppingRule, SlowCallsStillGetMinSamples) {
 TEST(StoppingRule, BatchesAreSizedFromCallCost) {
   TimingOptions o;
   StoppingRule rule(o);
-  std::vector<double> samples(10, 0.1);
-  samples[0] = 0.3;  // keep the spread high so it does not stop
-  samples[1] = 0.02;
-  samples[2] = 0.05;
-  samples[3] = 0.2;
+  std::vector<double> samples;
+  for (int i = 0; i < 10; ++i) samples.push_back(i % 2 ? 0.05 : 0.15);  // noisy: no stop
   int k = rule.Next(samples);
   EXPECT_GT(k, 100);  // ~0.1 ms per call, 50 ms batches
 }

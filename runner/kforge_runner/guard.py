@@ -1,0 +1,78 @@
+"""Runtime facts for the legality rules, gathered inside the candidate process.
+
+The decisions are made by the C++ supervisor (src/execute/runtime_rules.cc); this module only
+observes: which aten ops ran at the outermost level of one forward call, which GPU kernels
+ran, how often the candidate's own extension functions were called, and (for the ablation
+call) replaces the extension's tensor results with NaN so the judge can see whether they matter.
+"""
+import torch
+
+
+class ExtensionProxy:
+    """Stands in for an extension module: counts calls, and in ablation mode poisons results."""
+
+    def __init__(self, module, state):
+        object.__setattr__(self, "_module", module)
+        object.__setattr__(self, "_state", state)
+
+    def __getattr__(self, name):
+        value = getattr(self._module, name)
+        if not callable(value) or name.startswith("__"):
+            return value
+        state = self._state
+
+        def call(*args, **kwargs):
+            state["calls"] += 1
+            out = value(*args, **kwargs)
+            if state["ablate"]:
+                out = _poison_like(out)
+            return out
+        call.__name__ = name
+        call.__doc__ = getattr(value, "__doc__", None)
+        return call
+
+    def __setattr__(self, name, value):
+        setattr(self._module, name, value)
+
+    def __dir__(self):
+        return dir(self._module)
+
+
+def _poison_like(out):
+    if isinstance(out, torch.Tensor):
+        if out.is_floating_point():
+            return torch.full_like(out, float("nan"))
+        return torch.full_like(out, -7)
+    if isinstance(out, (tuple, list)):
+        return type(out)(_poison_like(o) for o in out)
+    return out
+
+
+def profile(fn, cuda):
+    """Runs fn() under the PyTorch profiler; returns (result, facts)."""
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as torch_profile
+    activities = [ProfilerActivity.CPU]
+    if cuda:
+        activities.append(ProfilerActivity.CUDA)
+    with torch_profile(activities=activities) as prof:
+        out = fn()
+        if cuda:
+            torch.cuda.synchronize()
+    aten, kernels = set(), set()
+    for e in prof.events():
+        name = e.name
+        if name.startswith("aten::"):
+            parent, nested = e.cpu_parent, False
+            while parent is not None:
+                if parent.name.startswith("aten::"):
+                    nested = True
+                    break
+                parent = parent.cpu_parent
+            if not nested:
+                aten.add(name)
+        for k in getattr(e, "kernels", None) or []:
+            kernels.add(k.name)
+        if str(getattr(e, "device_type", "")).endswith("CUDA") and not name.startswith("aten::"):
+            kernels.add(name)
+    return out, {"aten": sorted(aten), "kernels": sorted(kernels)[:200]}

@@ -1,0 +1,231 @@
+"""Problem lint: flags problems that a trivial answer would pass (HACKS.md H12, H10/H11).
+
+    python3 -m kforge_runner.lint [--device cpu|cuda] [--draws N] PATH...
+
+PATH is a problem file or a folder (searched recursively for *.py files that define `Model`).
+Each problem is loaded the way the judge loads it (seeded get_init_inputs, Model(*init),
+seeded get_inputs), its reference output is computed on a few seeded input draws, and these
+trivial answers are tried against it with the judge's allclose and default tolerances:
+
+    zero_output       all zeros
+    constant_output   one constant (the first draw's output mean) for every draw
+    identity_output   an input returned as the output (same shape and dtype)
+    subsample_output  the first half of the leading dimension tiled over the whole of it, or
+                      the first row broadcast (the output barely depends on most of the batch)
+    low_variation     the midrange (max + min) / 2 of each draw passes, i.e. max - min
+                      is within the tolerance; low_std: its standard deviation is below atol
+    mostly_trivial    zeros or a constant match at least 99% of the elements (a kernel that
+                      computes a few elements and fills the rest passes a loose check)
+    nonfinite_output  the reference itself has NaN or Inf
+    load_error        the problem could not be loaded or run
+
+One JSON line per problem on stdout: {"problem", "ok", "findings": [{"code", "message"}]}.
+Exit status 0 whatever the findings (2 on a usage error).
+"""
+import argparse
+import importlib.util
+import json
+import os
+import re
+import sys
+import traceback
+
+import torch
+
+from .common import as_list
+
+# The judge's default tolerances (judge.TOLERANCE); atol = rtol.
+TOLERANCE = {torch.float32: 1e-4, torch.float64: 1e-7, torch.float16: 1e-2, torch.bfloat16: 1e-2}
+INIT_SEED = 1234
+DRAW_SEEDS = (11, 22, 33)
+MOSTLY = 0.99
+
+_DEFINES_MODEL = re.compile(r"^class\s+Model\b", re.M)
+
+
+def find_problems(paths):
+    """Problem files under the given paths, in a stable order."""
+    out = []
+    for p in paths:
+        if os.path.isdir(p):
+            for root, dirs, files in os.walk(p):
+                dirs.sort()
+                for f in sorted(files):
+                    if f.endswith(".py"):
+                        full = os.path.join(root, f)
+                        if _defines_model(full):
+                            out.append(full)
+        else:
+            out.append(p)
+    return out
+
+
+def _defines_model(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return bool(_DEFINES_MODEL.search(fh.read()))
+    except OSError:
+        return False
+
+
+def load_problem(path, device, init_seed=INIT_SEED):
+    spec = importlib.util.spec_from_file_location("kforge_lint_%d" % abs(hash(path)), path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for name in ("Model", "get_inputs", "get_init_inputs"):
+        if not hasattr(module, name):
+            raise ValueError("defines no %s" % name)
+    torch.manual_seed(init_seed)
+    init = list(module.get_init_inputs())
+    torch.manual_seed(init_seed)
+    model = module.Model(*init)
+    if isinstance(model, torch.nn.Module):
+        model = model.to(device).eval()
+    return module, model
+
+
+def draw(module, seed, device):
+    torch.manual_seed(seed)
+    inputs = list(module.get_inputs())
+    return [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
+
+
+def reference(model, inputs):
+    copies = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+    with torch.no_grad():
+        refs = as_list(model(*copies))
+    for r in refs:
+        if not isinstance(r, torch.Tensor):
+            raise ValueError("the reference returned a %s, not a tensor" % type(r).__name__)
+    return [r.detach() for r in refs]
+
+
+def _close(got, ref, tol):
+    """The judge's test: allclose with atol = rtol = tol, NaN only where the reference has it."""
+    got = got.to(ref.dtype)
+    return bool(torch.allclose(got, ref, atol=tol, rtol=tol, equal_nan=True))
+
+
+def _frac_close(got, ref, tol):
+    got = got.to(ref.dtype)
+    if ref.numel() == 0:
+        return 1.0
+    return float(torch.isclose(got, ref, atol=tol, rtol=tol, equal_nan=True).float().mean())
+
+
+def _tiled_first_half(ref):
+    n = ref.shape[0]
+    h = n // 2
+    reps = (n + h - 1) // h
+    return torch.cat([ref[:h]] * reps, dim=0)[:n]
+
+
+def check_output(k, refs, inputs_per_draw, multi):
+    """Findings for output k; refs[d] is that output on draw d."""
+    findings = []
+    name = "output %d" % k if multi else "the output"
+    r0 = refs[0]
+    if not r0.is_floating_point():
+        return findings
+    tol = TOLERANCE.get(r0.dtype, 1e-4)
+    if any(not bool(torch.isfinite(r).all()) for r in refs):
+        findings.append({"code": "nonfinite_output",
+                         "message": "%s has NaN or Inf on the problem's own inputs" % name})
+        return findings
+    if r0.numel() == 0:
+        findings.append({"code": "empty_output", "message": "%s has no elements" % name})
+        return findings
+
+    def passes(make):
+        return all(_close(make(d, r), r, tol) for d, r in enumerate(refs))
+
+    const = float(r0.double().mean())
+    if passes(lambda d, r: torch.zeros_like(r)):
+        findings.append({"code": "zero_output",
+                         "message": "all zeros passes for %s (max |ref| = %.3g, tolerance %g)"
+                         % (name, max(float(r.abs().max()) for r in refs), tol)})
+    elif passes(lambda d, r: torch.full_like(r, const)):
+        findings.append({"code": "constant_output",
+                         "message": "the constant %.6g passes for %s on every draw" % (const, name)})
+    for i in range(len(inputs_per_draw[0])):
+        x0 = inputs_per_draw[0][i]
+        if (isinstance(x0, torch.Tensor) and x0.is_floating_point() and x0.shape == r0.shape
+                and passes(lambda d, r: inputs_per_draw[d][i])):
+            findings.append({"code": "identity_output",
+                             "message": "returning input %d unchanged passes for %s" % (i, name)})
+    if r0.dim() >= 1 and r0.shape[0] >= 2:
+        if passes(lambda d, r: _tiled_first_half(r)):
+            findings.append({"code": "subsample_output",
+                             "message": "the first half of dim 0 tiled over all of it passes for %s"
+                                        % name})
+        elif passes(lambda d, r: r[:1].expand_as(r)):
+            findings.append({"code": "subsample_output",
+                             "message": "the first row broadcast over dim 0 passes for %s" % name})
+    spreads = [float(r.max()) - float(r.min()) for r in refs]
+    if not any(f["code"] in ("zero_output", "constant_output") for f in findings) and passes(
+            lambda d, r: torch.full_like(r, (float(r.max()) + float(r.min())) / 2)):
+        findings.append({"code": "low_variation",
+                         "message": "%s varies by at most %.3g (max - min): its midrange passes"
+                                    % (name, max(spreads))})
+    stds = [float(r.double().std()) if r.numel() > 1 else 0.0 for r in refs]
+    if all(s <= tol for s in stds):
+        findings.append({"code": "low_std",
+                         "message": "%s has standard deviation %.3g, below the tolerance %g"
+                                    % (name, max(stds), tol)})
+    if not any(f["code"] in ("zero_output", "constant_output") for f in findings):
+        fz = min(_frac_close(torch.zeros_like(r), r, tol) for r in refs)
+        fc = min(_frac_close(torch.full_like(r, const), r, tol) for r in refs)
+        if max(fz, fc) >= MOSTLY:
+            what = "zeros" if fz >= fc else "the constant %.6g" % const
+            findings.append({"code": "mostly_trivial",
+                             "message": "%s match %.2f%% of the elements of %s"
+                                        % (what, 100 * max(fz, fc), name)})
+    return findings
+
+
+def lint_problem(path, device="cpu", seeds=DRAW_SEEDS):
+    try:
+        module, model = load_problem(path, device)
+        inputs_per_draw, refs_per_draw = [], []
+        for s in seeds:
+            inputs = draw(module, s, device)
+            inputs_per_draw.append(inputs)
+            refs_per_draw.append(reference(model, inputs))
+    except Exception as e:  # the problem itself is broken
+        tb = traceback.format_exc(limit=-3)
+        return {"problem": path, "ok": False,
+                "findings": [{"code": "load_error",
+                              "message": "%s: %s\n%s" % (type(e).__name__, e, tb)}]}
+    findings = []
+    counts = {len(r) for r in refs_per_draw}
+    if len(counts) != 1:
+        findings.append({"code": "output_count", "message": "draws return different output counts"})
+    else:
+        n = counts.pop()
+        for k in range(n):
+            refs = [r[k] for r in refs_per_draw]
+            if len({tuple(r.shape) for r in refs}) != 1:
+                continue
+            findings.extend(check_output(k, refs, inputs_per_draw, n > 1))
+    return {"problem": path, "ok": not findings, "findings": findings}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python3 -m kforge_runner.lint",
+                                 description="Flag problems that a trivial answer passes.")
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--draws", type=int, default=len(DRAW_SEEDS))
+    ap.add_argument("paths", nargs="+")
+    args = ap.parse_args(argv)
+    seeds = tuple(11 * (i + 1) for i in range(max(1, args.draws)))
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    for path in find_problems(args.paths):
+        result = lint_problem(path, args.device, seeds)
+        sys.stdout.write(json.dumps(result) + "\n")
+        sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

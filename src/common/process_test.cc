@@ -1,0 +1,112 @@
+#include "common/process.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "common/channel.h"
+
+namespace kf {
+namespace {
+
+TEST(Spawn, ReportsExitCode) {
+  SpawnOptions so;
+  so.argv = {"sh", "-c", "exit 7"};
+  auto c = Spawn(so);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  auto e = c->Wait(std::chrono::seconds(10));
+  ASSERT_TRUE(e.has_value());
+  EXPECT_TRUE(e->exited);
+  EXPECT_EQ(e->exit_code, 7);
+  EXPECT_EQ(e->Describe(), "exit code 7");
+}
+
+TEST(Spawn, ReportsSignal) {
+  SpawnOptions so;
+  so.argv = {"sh", "-c", "kill -SEGV $$"};
+  auto c = Spawn(so);
+  ASSERT_TRUE(c.ok());
+  auto e = c->Wait(std::chrono::seconds(10));
+  ASSERT_TRUE(e.has_value());
+  EXPECT_FALSE(e->exited);
+  EXPECT_EQ(e->term_signal, SIGSEGV);
+  EXPECT_NE(e->Describe().find("signal 11"), std::string::npos);
+}
+
+TEST(Spawn, MissingProgramIsAClearError) {
+  SpawnOptions so;
+  so.argv = {"/nonexistent/kforge-no-such-program"};
+  auto c = Spawn(so);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("kforge-no-such-program"), std::string::npos);
+}
+
+TEST(Spawn, WaitTimesOutThenKillEndsTheWholeGroup) {
+  char dir[] = "/tmp/kf-proc-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  std::string pidfile = std::string(dir) + "/grandchild";
+  SpawnOptions so;
+  // The grandchild would outlive a plain kill of its parent.
+  so.argv = {"sh", "-c", "sleep 100 & echo $! > " + pidfile + "; wait"};
+  auto c = Spawn(so);
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->Wait(std::chrono::milliseconds(300)).has_value());
+  ExitInfo e = c->Kill();
+  EXPECT_EQ(e.term_signal, SIGKILL);
+  std::ifstream f(pidfile);
+  pid_t grandchild = 0;
+  ASSERT_TRUE(f >> grandchild);
+  // Dead means gone or a zombie nobody has reaped yet (its new parent may not reap at once).
+  auto alive = [&] {
+    std::ifstream stat("/proc/" + std::to_string(grandchild) + "/stat");
+    std::string pid, comm, state;
+    if (!(stat >> pid >> comm >> state)) return false;
+    return state != "Z" && state != "X";
+  };
+  for (int i = 0; i < 200 && alive(); ++i) usleep(10000);
+  EXPECT_FALSE(alive()) << "the grandchild survived";
+}
+
+TEST(Spawn, MapsDescriptorsAndRedirectsOutput) {
+  char dir[] = "/tmp/kf-proc-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  UniqueFd mine, theirs;
+  ASSERT_TRUE(SocketPair(&mine, &theirs).ok());
+  SpawnOptions so;
+  so.argv = {"sh", "-c", "echo to-log; echo '{\"hello\":1}' >&3"};
+  so.fds = {{3, theirs.get()}};
+  so.stdout_path = std::string(dir) + "/out.log";
+  auto c = Spawn(so);
+  ASSERT_TRUE(c.ok());
+  theirs.Reset();
+  Channel ch(std::move(mine));
+  auto m = ch.Receive(std::chrono::seconds(10));
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ((*m)["hello"], 1);
+  c->Wait(std::chrono::seconds(10));
+  std::ifstream log(so.stdout_path);
+  std::string line;
+  std::getline(log, line);
+  EXPECT_EQ(line, "to-log");
+}
+
+TEST(Spawn, SetsEnvironment) {
+  char dir[] = "/tmp/kf-proc-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  SpawnOptions so;
+  so.argv = {"sh", "-c", "echo \"$KF_TEST_VAR\""};
+  so.env_set = {"KF_TEST_VAR=value with spaces"};
+  so.stdout_path = std::string(dir) + "/out.log";
+  auto c = Spawn(so);
+  ASSERT_TRUE(c.ok());
+  c->Wait(std::chrono::seconds(10));
+  std::ifstream log(so.stdout_path);
+  std::string line;
+  std::getline(log, line);
+  EXPECT_EQ(line, "value with spaces");
+}
+
+}  // namespace
+}  // namespace kf

@@ -1,0 +1,63 @@
+#include "execute/runtime_rules.h"
+
+#include <gtest/gtest.h>
+
+namespace kf::execute {
+namespace {
+
+TEST(RuntimeRules, AllocationAndViewsAreAllowed) {
+  for (const char* op : {"aten::empty", "aten::empty_like", "aten::view", "aten::contiguous",
+                         "aten::copy_", "aten::zeros", "aten::reshape"}) {
+    EXPECT_TRUE(IsAllowedAtenOp(op)) << op;
+  }
+  for (const char* op : {"aten::matmul", "aten::relu", "aten::softmax", "aten::add",
+                         "aten::conv2d", "aten::mm", "aten::sum", "aten::mul"}) {
+    EXPECT_FALSE(IsAllowedAtenOp(op)) << op;
+  }
+}
+
+TEST(RuntimeRules, LibraryKernelsAreRecognised) {
+  EXPECT_TRUE(IsLibraryKernel("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32"));
+  EXPECT_TRUE(IsLibraryKernel("void cutlass::Kernel<cutlass_80_simt_sgemm_128x64_8x5_nn_align1>(...)"));
+  EXPECT_TRUE(IsLibraryKernel("nvjet_tst_128x64_64x8_2x1_v_bz_TNN"));
+  EXPECT_TRUE(IsLibraryKernel("ampere_sgemm_128x64_nn"));
+  EXPECT_TRUE(IsLibraryKernel("void cudnn::winograd_nonfused::winogradForwardData4x4<float>(...)"));
+  EXPECT_FALSE(IsLibraryKernel("relu_kernel(float const*, float*, long)"));
+  EXPECT_FALSE(IsLibraryKernel("my_gemm_kernel(float const*, float const*, float*, int)"));
+  EXPECT_FALSE(IsLibraryKernel("tiled_sgemm(float const*, float*, int)"));
+}
+
+TEST(RuntimeRules, TorchComputeInForwardIsH01) {
+  nlohmann::json p = {{"aten", {"aten::empty_like", "aten::matmul", "aten::relu"}},
+                      {"kernels", nlohmann::json::array()}};
+  auto d = CheckProfile(p, 1, false);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].code, "H01");
+  EXPECT_NE(d[0].message.find("aten::matmul"), std::string::npos);
+  EXPECT_NE(d[0].message.find("aten::relu"), std::string::npos);
+  EXPECT_EQ(d[0].message.find("empty_like"), std::string::npos);
+}
+
+TEST(RuntimeRules, LibraryKernelsAreH04UnlessAllowed) {
+  nlohmann::json p = {{"aten", {"aten::empty"}}, {"kernels", {"sm90_xmma_gemm_f32", "k1(int)"}}};
+  auto d = CheckProfile(p, 2, false);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].code, "H04");
+  EXPECT_TRUE(CheckProfile(p, 2, true).empty());
+}
+
+TEST(RuntimeRules, ExtensionNeverCalledIsH02) {
+  nlohmann::json p = {{"aten", nlohmann::json::array()}, {"kernels", nlohmann::json::array()}};
+  auto d = CheckProfile(p, 0, false);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].code, "H02");
+}
+
+TEST(RuntimeRules, HonestProfileIsClean) {
+  nlohmann::json p = {{"aten", {"aten::empty_like", "aten::contiguous"}},
+                      {"kernels", {"relu_kernel_vec4(float4 const*, float4*, long)"}}};
+  EXPECT_TRUE(CheckProfile(p, 1, false).empty());
+}
+
+}  // namespace
+}  // namespace kf::execute

@@ -1,0 +1,236 @@
+// Rules over the whole Python file, wherever the code sits (module level, __init__, helpers):
+// banned modules and names (H07 H13 H15 H16 H17 H20), monkey-patching (H08), try/except (H03)
+// and dynamic lookups on torch that would hide a fallback from the forward rule (H01).
+#include <string>
+
+#include "extract/tokenizer.h"
+#include "legality/context.h"
+#include "legality/names.h"
+
+namespace kf::legality {
+namespace {
+
+const char* HintFor(std::string_view code) {
+  if (code == "H03") {
+    return "Remove try/except (and error-suppressing context managers): a kernel that fails must "
+           "fail visibly, never fall back to another implementation.";
+  }
+  if (code == "H07") {
+    return "Launch all work on the current stream from the calling thread (in C++: "
+           "at::cuda::getCurrentCUDAStream()); no threads, processes, side streams or graphs.";
+  }
+  if (code == "H08") {
+    return "Do not assign to, setattr or delete attributes of imported modules or builtins, and "
+           "do not import the kforge harness; only define ModelNew and your kernels.";
+  }
+  if (code == "H13") {
+    return "The problem is fp32: compute and accumulate in float32 (no half, bfloat16, fp8, "
+           "TF32, autocast or reduced matmul precision).";
+  }
+  if (code == "H01") {
+    return "Refer to torch functions by their plain name; computing through PyTorch instead of "
+           "your kernel is not allowed.";
+  }
+  return "Candidates may only import torch, compute in their own kernels and return the result; "
+         "no files, network, processes, environment, introspection or exiting.";
+}
+
+class PythonRules {
+ public:
+  explicit PythonRules(Context& ctx) : ctx_(ctx), t_(ctx.t()) {}
+
+  void Run() {
+    Imports();
+    const auto& st = ctx_.m().statements;
+    for (int si = 0; si < static_cast<int>(st.size()); ++si) Statement(si);
+  }
+
+ private:
+  void Flag(const char* code, const Token& at, const std::string& message) {
+    ctx_.Report(code, at.line, at.col, message + " (" + code + ")", HintFor(code));
+  }
+
+  void Imports() {
+    for (const extract::Import& im : ctx_.m().imports) {
+      std::string path = im.module;
+      if (!im.name.empty() && im.name != "*") path += "." + im.name;
+      Banned b = BannedPythonPath(path, ctx_.opt().fp32_problem);
+      if (!b) b = BannedPythonPath(im.module, ctx_.opt().fp32_problem);
+      if (!b) continue;
+      ctx_.Report(b.code, im.line, 0,
+                  "importing " + path + " (" + b.what + ") is not allowed (" + b.code + ")",
+                  HintFor(b.code));
+    }
+  }
+
+  void Statement(int si) {
+    const extract::Statement& s = ctx_.m().statements[si];
+    const Token& first = t_[s.begin];
+    if (IsKeyword(first, "try")) Flag("H03", first, "try/except in the candidate");
+    if (IsKeyword(first, "import") || IsKeyword(first, "from")) return;  // see Imports()
+    if (IsKeyword(first, "def") && s.begin + 1 < s.end && t_[s.begin + 1].text == "__exit__") {
+      Flag("H03", first, "defining __exit__ (a context manager can swallow exceptions)");
+    }
+    Assignments(s);
+    for (int i = s.begin; i < s.end; ++i) AtToken(i, s);
+  }
+
+  // H08: `mod.attr = ...`, `mod.attr += ...`, `del mod.attr` where mod is anything imported.
+  void Assignments(const extract::Statement& s) {
+    std::vector<std::pair<int, int>> targets;
+    if (IsKeyword(t_[s.begin], "del")) {
+      targets.emplace_back(s.begin + 1, s.end);
+    } else {
+      int b = s.begin;
+      for (int i = s.begin; i < s.end; ++i) {
+        const Token& tk = t_[i];
+        if (tk.kind == TokenKind::kOp && tk.text.size() >= 1 && tk.text.back() == '=' &&
+            tk.text != "==" && tk.text != "<=" && tk.text != ">=" && tk.text != "!=") {
+          targets.emplace_back(b, i);
+          b = i + 1;
+        }
+        if (IsOp(tk, "(") || IsOp(tk, "[") || IsOp(tk, "{")) {
+          const int p = ctx_.m().partner[i];
+          if (p > i) i = p;
+        }
+      }
+    }
+    for (auto [b, e] : targets) {
+      for (int i = b; i < e; ++i) {
+        if (!ctx_.IsChainStart(i)) continue;
+        int end = 0;
+        const std::string chain = ctx_.Chain(i, &end);
+        const bool builtins = chain.rfind("__builtins__", 0) == 0;
+        const bool attr = end > i + 1 || (end < e && IsOp(t_[end], "["));
+        if (builtins || (attr && !ctx_.Canonical(chain).empty())) {
+          Flag("H08", t_[i], "assigning to " + chain + " patches an imported module");
+        }
+        i = end - 1;
+      }
+    }
+  }
+
+  // Banned references, builtins, frame attributes and dynamic lookups at token i.
+  void AtToken(int i, const extract::Statement& s) {
+    const auto& tk = t_[i];
+    if (tk.kind == TokenKind::kString) {
+      StringToken(tk);
+      return;
+    }
+    if (i > 0 && IsOp(t_[i - 1], ".") && tk.kind == TokenKind::kName) {
+      Attribute(i);
+      return;
+    }
+    if (!ctx_.IsChainStart(i)) return;
+    if (i + 1 < s.end && IsOp(t_[i + 1], "=") && i > s.begin &&
+        (IsOp(t_[i - 1], "(") || IsOp(t_[i - 1], ","))) {
+      return;  // a keyword argument's name
+    }
+    int end = 0;
+    const std::string chain = ctx_.Chain(i, &end);
+    const std::string root = chain.substr(0, chain.find('.'));
+    const std::string canon = ctx_.Canonical(chain);
+    if (!canon.empty()) {
+      // Imports of a banned module were reported at the import; do not repeat every use.
+      if (BannedPythonPath(ctx_.AliasTarget(root), ctx_.opt().fp32_problem)) return;
+      if (Banned b = BannedPythonPath(canon, ctx_.opt().fp32_problem)) {
+        Flag(b.code, tk, "using " + chain + " (" + b.what + ") is not allowed");
+        return;
+      }
+      if (chain.find(".__dict__") != std::string::npos) {
+        const bool torch = canon.rfind("torch", 0) == 0;
+        Flag(torch ? "H01" : "H16", tk,
+             "reading " + chain + " looks names up dynamically to hide what is called");
+      }
+      if (chain.size() > 12 && (chain.find("__setattr__") != std::string::npos ||
+                                chain.find("__delattr__") != std::string::npos)) {
+        Flag("H08", tk, "calling " + chain + " patches an imported module");
+      }
+      return;
+    }
+    if (ctx_.Binds(root)) return;
+    if (Banned b = BannedBuiltin(root)) {
+      Flag(b.code, tk, "using " + root + " (" + b.what + ") is not allowed");
+      return;
+    }
+    if (end < static_cast<int>(t_.size()) && IsOp(t_[end], "(")) DynamicLookup(i, chain, end);
+  }
+
+  // getattr/setattr/delattr/vars/object.__setattr__ on modules.
+  void DynamicLookup(int i, const std::string& chain, int lparen) {
+    const int rparen = ctx_.m().partner[lparen];
+    if (rparen < 0) return;
+    std::string target, canon;
+    int after = lparen + 1;
+    if (after < rparen && ctx_.IsChainStart(after)) {
+      target = ctx_.Chain(after, &after);
+      canon = ctx_.Canonical(target);
+    }
+    const bool module = !canon.empty();
+    const bool torch = canon == "torch" || canon.rfind("torch.", 0) == 0;
+    if (chain == "setattr" || chain == "delattr" || chain == "object.__setattr__" ||
+        chain == "type.__setattr__") {
+      if (module || target.rfind("__builtins__", 0) == 0) {
+        Flag("H08", t_[i], chain + "(" + target + ", ...) patches an imported module");
+      }
+    } else if (chain == "vars") {
+      Flag(torch ? "H01" : "H16", t_[i], "vars(" + target + ") reads names dynamically");
+    } else if ((chain == "getattr" || chain == "hasattr") && module) {
+      // A literal name is as visible as writing it out; anything else hides the callee.
+      const bool literal = after + 1 < rparen && IsOp(t_[after], ",") &&
+                           t_[after + 1].kind == TokenKind::kString &&
+                           (after + 2 == rparen || IsOp(t_[after + 2], ",") ||
+                            IsOp(t_[after + 2], ")"));
+      if (!literal) {
+        Flag(torch ? "H01" : "H16", t_[i],
+             chain + "(" + target + ", <computed name>) hides which function is used");
+        return;
+      }
+      const extract::StringValue v = extract::DecodeStringLiteral(t_[after + 1].text);
+      const std::string path = canon + "." + v.value;
+      if (Banned b = BannedPythonPath(path, ctx_.opt().fp32_problem)) {
+        Flag(b.code, t_[i], "using " + path + " (" + b.what + ") is not allowed");
+      } else if (torch && !AllowedTorchPath(path) && IsComputeName(v.value)) {
+        Flag("H01", t_[i], chain + "(" + target + ", \"" + v.value +
+                               "\") fetches a PyTorch compute function dynamically");
+      }
+    }
+  }
+
+  // `x.half()`, frame and code attributes, `__builtins__` through an object.
+  void Attribute(int i) {
+    const std::string& name = t_[i].text;
+    static const char* const kFrames[] = {"f_back",   "f_globals", "f_locals",       "f_code",
+                                          "f_builtins", "gi_frame", "tb_frame",      "cr_frame",
+                                          "ag_frame",   "__globals__", "__code__",   "__closure__",
+                                          "__subclasses__"};
+    for (const char* f : kFrames) {
+      if (name == f) Flag("H16", t_[i], "accessing ." + name + " walks interpreter state");
+    }
+    if (name == "__builtins__") Flag("H08", t_[i], "accessing .__builtins__");
+    const bool call = i + 1 < static_cast<int>(t_.size()) && IsOp(t_[i + 1], "(");
+    if (call && ctx_.opt().fp32_problem &&
+        (name == "half" || name == "bfloat16" || name.rfind("float8", 0) == 0)) {
+      Flag("H13", t_[i], "casting with ." + name + "() downgrades fp32 precision");
+    }
+  }
+
+  void StringToken(const extract::Token& tk) {
+    if (!ctx_.opt().fp32_problem || tk.text.size() > 24) return;
+    const extract::StringValue v = extract::DecodeStringLiteral(tk.text);
+    static const char* const kLow[] = {"float16", "half", "bfloat16", "bf16", "fp16", "tf32",
+                                       "torch.float16", "torch.half", "torch.bfloat16"};
+    for (const char* low : kLow) {
+      if (v.value == low) Flag("H13", tk, "the dtype name \"" + v.value + "\" downgrades fp32");
+    }
+  }
+
+  Context& ctx_;
+  const std::vector<extract::Token>& t_;
+};
+
+}  // namespace
+
+void CheckPythonRules(Context& ctx) { PythonRules(ctx).Run(); }
+
+}  // namespace kf::legality

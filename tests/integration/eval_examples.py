@@ -1,0 +1,203 @@
+"""End-to-end check of `kforge eval` over the example candidates of one backend.
+
+Every example file says which problem it solves and which status it must get:
+    # kforge-problem: level1/relu.py
+    # kforge-expect: ok
+This runs the real binary on each, checks the verdict (status, and for each status the facts
+a user relies on: times and speedups, compiler lines, crash text, mismatch details), then
+evaluates one honest example again and checks that nothing was compiled the second time.
+Prints one line per example and ends with "N passed, N failed".
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+HEADER = re.compile(r"^# kforge-(problem|expect): *(\S+)", re.M)
+
+
+def examples(folder):
+    for root, _dirs, files in os.walk(folder):
+        for f in sorted(files):
+            if f.endswith((".py", ".md")) and not f.startswith("check_"):
+                path = os.path.join(root, f)
+                with open(path) as fh:
+                    head = fh.read(2000)
+                meta = dict(HEADER.findall(head))
+                if "problem" in meta and "expect" in meta:
+                    yield path, meta["problem"], meta["expect"]
+
+
+def run(args, problem, candidate, baselines=True):
+    cmd = [args.kforge, "eval", "--json", "--backend", args.backend, "--problem",
+           os.path.join(args.problems, problem), "--candidate", candidate,
+           "--timing-budget-ms", str(args.timing_budget_ms),
+           "--call-timeout-s", str(args.call_timeout_s)]
+    if args.python:
+        cmd += ["--python", args.python]
+    if not baselines:
+        cmd += ["--no-baselines"]
+    t0 = time.time()
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+    wall = time.time() - t0
+    if p.returncode != 0:
+        raise AssertionError("exit code %d\nstdout: %s\nstderr: %s" % (p.returncode, p.stdout[-3000:], p.stderr[-3000:]))
+    return json.loads(p.stdout), wall
+
+
+def lane_test(args):
+    here = os.path.dirname(os.path.abspath(__file__))
+    data = os.path.join(here, "data")
+    cands = [os.path.join(args.examples, "broken", "crash.py"),
+             os.path.join(args.examples, "broken", "hang.py"),
+             os.path.join(data, "same_name_relu.py"),
+             os.path.join(data, "same_name_wrong.py"),
+             os.path.join(data, "dynamic_relu.py")]
+    cmd = [args.kforge, "eval", "--json", "--backend", args.backend, "--problem",
+           os.path.join(args.problems, "level1", "relu.py"), "--timing-budget-ms", "300",
+           "--call-timeout-s", str(args.call_timeout_s), "--no-baselines"]
+    for c in cands:
+        cmd += ["--candidate", c]
+    if args.python:
+        cmd += ["--python", args.python]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+    assert p.returncode == 0, "exit %d: %s" % (p.returncode, p.stderr[-2000:])
+    verdicts = [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
+    got = [v["status"] for v in verdicts]
+    assert got == ["runtime_error", "timeout", "ok", "incorrect", "ok"], got
+    dyn = stage(verdicts[4], "build")
+    assert dyn["deferred_to_run_time"] == 1, dyn
+    ex = stage(verdicts[4], "execute")
+    # the same code as same_name_relu.py: found in the cache, not compiled again
+    assert ex["run_time_builds"] == 1 and ex["run_time_compiled"] == 0, ex
+    assert verdicts[2]["candidate"]["hash"] != verdicts[3]["candidate"]["hash"]
+
+
+def stage(v, name):
+    for s in v["stages"]:
+        if s["name"] == name:
+            return s
+    return None
+
+
+def check(v, expect):
+    """The facts each status must carry; raises AssertionError naming what is missing."""
+    assert v["schema"] == 1, v["schema"]
+    assert v["status"] == expect, "status %s, expected %s; diagnostics: %s" % (
+        v["status"], expect, json.dumps(v["diagnostics"])[:2000])
+    assert isinstance(v["feedback"], str) and v["feedback"], "empty feedback"
+    errors = [d for d in v["diagnostics"] if d["severity"] == "error"]
+    if expect == "ok":
+        t = v["timing"]
+        assert t["candidate_ms"]["median"] > 0 and t["candidate_ms"]["n"] >= 10, t
+        assert t["eager_ms"] and t["eager_ms"] > 0, t
+        assert v["speedup"]["vs_eager"] > 0, v["speedup"]
+        assert v["correct_trials"]["passed"] == v["correct_trials"]["total"] >= 6, v["correct_trials"]
+        assert v["reward"] >= 1.0, v["reward"]
+    elif expect == "compile_error":
+        assert any(d["stage"] == "build" and d["line"] > 0 and d["excerpt"] for d in errors), errors
+        assert v["reward"] == -1.0
+    elif expect == "runtime_error":
+        assert errors and errors[0]["message"], errors
+        assert v["reward"] == -1.0
+    elif expect == "timeout":
+        assert any(d["code"] == "timeout" for d in errors), errors
+        assert v["reward"] == -1.0
+    elif expect == "incorrect":
+        assert any(d["code"] == "mismatch" and "differ" in d["message"] for d in errors), errors
+        assert v["reward"] < 0
+    elif expect == "format_error":
+        assert errors and errors[0]["code"] in ("no_model_new", "syntax_error", "no_code_block",
+                                                "no_kernel"), errors
+        assert v["reward"] == -1.0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kforge", required=True)
+    ap.add_argument("--backend", default="cpu")
+    ap.add_argument("--examples", required=True)
+    ap.add_argument("--problems", required=True)
+    ap.add_argument("--python", default="")
+    ap.add_argument("--timing-budget-ms", type=int, default=500)
+    ap.add_argument("--call-timeout-s", type=int, default=20)
+    ap.add_argument("--results", default="", help="write one JSON line per verdict here")
+    ap.add_argument("--lane-test", action="store_true",
+                    help="also run the one-lane test (CPU data in tests/integration/data)")
+    ap.add_argument("--warm-jobs", type=int, default=0,
+                    help="first evaluate everything N at a time (results discarded) so the "
+                         "measured pass finds every build in the cache")
+    args = ap.parse_args()
+
+    if args.warm_jobs > 0:
+        from concurrent.futures import ThreadPoolExecutor
+        todo = list(examples(args.examples))
+        t0 = time.time()
+
+        def warm(item):
+            try:
+                run(args, item[1], item[0], baselines=False)
+            except (AssertionError, ValueError, subprocess.TimeoutExpired):
+                pass
+        with ThreadPoolExecutor(args.warm_jobs) as ex:
+            list(ex.map(warm, todo))
+        print("warmed %d examples in %.1f s" % (len(todo), time.time() - t0), flush=True)
+
+    passed = failed = 0
+    results = []
+    honest = None
+    for path, problem, expect in examples(args.examples):
+        name = os.path.relpath(path, args.examples)
+        try:
+            v, wall = run(args, problem, path)
+            results.append({"example": name, "expect": expect, "wall_s": wall, "verdict": v})
+            check(v, expect)
+            if expect == "ok" and honest is None:
+                honest = (path, problem)
+            passed += 1
+            print("PASS %-40s %-14s %6.1f s" % (name, v["status"], wall), flush=True)
+        except (AssertionError, ValueError, subprocess.TimeoutExpired) as e:
+            failed += 1
+            print("FAIL %-40s %s" % (name, str(e)[:3000]), flush=True)
+
+    # The second evaluation of a candidate must not run the compiler.
+    if honest:
+        try:
+            v, wall = run(args, honest[1], honest[0])
+            b = stage(v, "build")
+            assert v["status"] == "ok", v["status"]
+            assert b["cache_hit"] is True and b["compiled"] == 0, b
+            passed += 1
+            print("PASS %-40s second evaluation compiled nothing (build %.0f ms)" % (
+                "cache:" + os.path.basename(honest[0]), b["ms"]), flush=True)
+        except (AssertionError, ValueError, subprocess.TimeoutExpired) as e:
+            failed += 1
+            print("FAIL cache: %s" % e, flush=True)
+    else:
+        failed += 1
+        print("FAIL no honest example was found in %s" % args.examples)
+
+    # One lane, several candidates: a crash and a hang must not take the judge down, and two
+    # candidates that reuse one extension name must each load their own code.
+    if args.lane_test:
+        try:
+            lane_test(args)
+            passed += 1
+            print("PASS %-40s crash, hang, same-name and run-time builds in one lane" % "lane", flush=True)
+        except (AssertionError, ValueError, subprocess.TimeoutExpired) as e:
+            failed += 1
+            print("FAIL lane: %s" % str(e)[:3000], flush=True)
+
+    if args.results:
+        with open(args.results, "w") as f:
+            for r in results:
+                f.write(json.dumps(r) + "\n")
+    print("%d passed, %d failed" % (passed, failed))
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,125 @@
+"""Tests for kforge_runner.lint: run with /usr/bin/python3 -m unittest discover -s tests/lint."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RUNNER = os.path.join(HERE, "..", "..", "runner")
+sys.path.insert(0, RUNNER)
+
+from kforge_runner import lint  # noqa: E402
+
+TEMPLATE = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return {expr}
+
+
+def get_inputs():
+    return [{inputs}]
+
+
+def get_init_inputs():
+    return []
+'''
+
+PROBLEMS = {
+    # exactly constant: zeros pass
+    "const_zero.py": ("x * 0.0", "torch.randn(64, 128)"),
+    # constant but not zero: the mean passes
+    "const_seven.py": ("torch.ones_like(x) * 7.0", "torch.randn(64, 128)"),
+    # ReLU on non-negative inputs is the identity
+    "relu_of_rand.py": ("torch.relu(x)", "torch.rand(64, 128)"),
+    # varies, but far below the tolerance around a non-zero level
+    "near_const.py": ("1.0 + 1e-6 * torch.tanh(x)", "torch.randn(64, 128)"),
+    # every row of the batch gives the same output
+    "batch_blind.py": ("torch.tanh(x[:1]).expand_as(x).clone()",
+                       "torch.randn(64, 128)"),
+    # an ordinary problem
+    "softmax.py": ("torch.softmax(x, dim=-1)", "torch.randn(64, 128)"),
+    "gelu.py": ("torch.nn.functional.gelu(x)", "torch.randn(32, 256)"),
+}
+
+
+class LintTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        for name, (expr, inputs) in PROBLEMS.items():
+            with open(os.path.join(cls.tmp.name, name), "w") as f:
+                f.write(TEMPLATE.format(expr=expr, inputs=inputs))
+        with open(os.path.join(cls.tmp.name, "helper.py"), "w") as f:
+            f.write("X = 1\n")  # no Model: not a problem
+        cls.results = {os.path.basename(r["problem"]): r
+                       for r in (lint.lint_problem(p) for p in lint.find_problems([cls.tmp.name]))}
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def codes(self, name):
+        return {f["code"] for f in self.results[name]["findings"]}
+
+    def test_finds_only_problems(self):
+        self.assertEqual(set(self.results), set(PROBLEMS))
+
+    def test_constant_zero_flagged(self):
+        self.assertFalse(self.results["const_zero.py"]["ok"])
+        self.assertIn("zero_output", self.codes("const_zero.py"))
+
+    def test_constant_flagged(self):
+        self.assertFalse(self.results["const_seven.py"]["ok"])
+        self.assertIn("constant_output", self.codes("const_seven.py"))
+
+    def test_identity_flagged(self):
+        self.assertFalse(self.results["relu_of_rand.py"]["ok"])
+        self.assertIn("identity_output", self.codes("relu_of_rand.py"))
+
+    def test_near_constant_flagged(self):
+        self.assertFalse(self.results["near_const.py"]["ok"])
+        self.assertTrue(self.codes("near_const.py") & {"constant_output", "low_variation", "low_std"})
+
+    def test_batch_blind_flagged(self):
+        self.assertIn("subsample_output", self.codes("batch_blind.py"))
+
+    def test_normal_not_flagged(self):
+        for name in ("softmax.py", "gelu.py"):
+            self.assertTrue(self.results[name]["ok"], self.results[name])
+            self.assertEqual(self.results[name]["findings"], [])
+
+    def test_load_error_reported(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = os.path.join(d, "broken.py")
+            with open(p, "w") as f:
+                f.write("class Model:\n    pass\n")  # no get_inputs
+            r = lint.lint_problem(p)
+        self.assertFalse(r["ok"])
+        self.assertEqual(r["findings"][0]["code"], "load_error")
+
+    def test_command_line(self):
+        env = dict(os.environ, PYTHONPATH=RUNNER)
+        p = subprocess.run([sys.executable, "-m", "kforge_runner.lint",
+                            os.path.join(self.tmp.name, "softmax.py"),
+                            os.path.join(self.tmp.name, "const_zero.py")],
+                           capture_output=True, text=True, env=env, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = [json.loads(l) for l in p.stdout.splitlines()]
+        self.assertEqual([os.path.basename(l["problem"]) for l in lines], ["softmax.py", "const_zero.py"])
+        self.assertEqual([l["ok"] for l in lines], [True, False])
+        for l in lines:
+            self.assertEqual(set(l), {"problem", "ok", "findings"})
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,39 @@
+# kforge-problem: level2/gemm_bias_relu.py
+# kforge-expect: cheat
+# kforge-rule: H01
+# the GEMM is an nn.Linear layer held by ModelNew; only the ReLU is a custom kernel
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+relu_source = r"""
+#include <torch/extension.h>
+
+torch::Tensor relu_forward(torch::Tensor x) {
+    TORCH_CHECK(x.scalar_type() == torch::kFloat && x.is_contiguous(), "float32 contiguous x");
+    auto y = torch::empty_like(x);
+    const float* in = x.data_ptr<float>();
+    float* out = y.data_ptr<float>();
+    const int64_t n = x.numel();
+    for (int64_t i = 0; i < n; ++i) out[i] = in[i] > 0.0f ? in[i] : 0.0f;
+    return y;
+}
+"""
+
+relu_ext = load_inline(
+    name="kforge_rt_relu",
+    cpp_sources=relu_source,
+    functions=["relu_forward"],
+    extra_cflags=["-O3"],
+    verbose=False,
+)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features, out_features, scale):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+        self.scale = scale
+
+    def forward(self, x):
+        return relu_ext.relu_forward(self.linear(x)) * self.scale
