@@ -5,14 +5,24 @@ fingerprint is read from files and compiler banners) so a cache lookup costs no 
 Each build runs in a forked child so torch's in-process extension versioning starts fresh and
 a compiler crash or hang takes only that child; the C++ supervisor owns the time limit.
 """
+import copy
 import importlib.util
 import json
 import os
+import select
+import shutil
+import signal
+import socket
 import subprocess
 import sys
+import tempfile
 import traceback
 
+from . import sandbox
 from .channel import Channel
+
+BUILD_FILE_BYTES = 1024 * sandbox.MIB
+BUILD_CPU_SECONDS = 1800
 
 _ce = None
 
@@ -105,6 +115,16 @@ def _child_build(msg):
     os.dup2(log, 1)
     os.dup2(log, 2)
     result = {"ok": False}
+    # Confined before the compiler sees any candidate source: only the build folder and a
+    # private temp folder are writable, no network.
+    sandbox.private_temp(msg["tmp"])
+    try:
+        state = sandbox.enter([out_dir, msg["tmp"], "/dev/null"], BUILD_FILE_BYTES,
+                              BUILD_CPU_SECONDS)
+    except sandbox.SandboxError as e:
+        with open(os.path.join(out_dir, "result.json"), "w") as f:
+            json.dump({"ok": False, "infra": True, "message": str(e)}, f)
+        os._exit(1)
     try:
         if msg["op"] == "build_native":
             mod = _ce.load(name=msg["name"], sources=msg["sources"],
@@ -114,7 +134,9 @@ def _child_build(msg):
                            verbose=False)
         else:
             spec = msg["spec"]
-            kwargs = {k: spec[k] for k in ("cpp_sources", "cuda_sources", "functions",
+            # Copies: load_inline inserts its own includes and bindings into the lists it is
+            # given, and the layout below must see the candidate's sources alone.
+            kwargs = {k: copy.deepcopy(spec[k]) for k in ("cpp_sources", "cuda_sources", "functions",
                                             "extra_cflags", "extra_cuda_cflags", "extra_ldflags",
                                             "extra_include_paths", "with_cuda",
                                             "with_pytorch_error_handling")
@@ -133,25 +155,45 @@ def _child_build(msg):
                   "traceback": traceback.format_exc()[-4000:]}
     if msg["op"] == "build":
         result["layout"] = _source_layout(out_dir, msg["spec"])
+    result["sandbox"] = state
     with open(os.path.join(out_dir, "result.json"), "w") as f:
         json.dump(result, f)
     sys.stdout.flush()
     os._exit(0 if result["ok"] else 1)
 
 
-def build(msg):
+def _wait(chan, pid):
+    """Waits for the build child. If the supervisor goes away meanwhile (killed, crashed), the
+    compile is abandoned: the child, its compilers and this worker end together."""
+    while True:
+        got, status = os.waitpid(pid, os.WNOHANG)
+        if got == pid:
+            return status
+        readable, _, _ = select.select([chan.sock], [], [], 0.5)
+        if readable:
+            try:
+                data = chan.sock.recv(1, socket.MSG_PEEK)
+            except OSError:
+                data = b""
+            if not data:
+                os.killpg(0, signal.SIGKILL)
+
+
+def build(chan, msg):
     global _ce
     if _ce is None:
         import torch.utils.cpp_extension as ce  # imported once, inherited by every child
         _ce = ce
     os.makedirs(msg["dir"], exist_ok=True)
+    msg["tmp"] = tempfile.mkdtemp(prefix="kforge-build-")
     pid = os.fork()
     if pid == 0:
         try:
             _child_build(msg)
         finally:
             os._exit(3)
-    _, status = os.waitpid(pid, 0)
+    status = _wait(chan, pid)
+    shutil.rmtree(msg["tmp"], ignore_errors=True)
     try:
         with open(os.path.join(msg["dir"], "result.json")) as f:
             result = json.load(f)
@@ -178,7 +220,7 @@ def main():
         if op == "hello":
             chan.send(hello(msg))
         elif op in ("build", "build_native"):
-            chan.send(build(msg))
+            chan.send(build(chan, msg))
         elif op == "exit":
             return
         else:

@@ -12,7 +12,7 @@ import traceback
 
 import torch
 
-from . import guard, transport
+from . import guard, sandbox, transport
 from .channel import Channel
 from .common import as_list, device_sync, load_extension, redirect_output
 
@@ -63,6 +63,8 @@ class Host:
         self.opened = {}  # slot name -> (inputs, outputs) tensors
         self.timed_last = {}  # slot name -> last outputs of timed calls
         self.build_failed = None
+        self.sandbox = "unavailable: not entered"
+        self.sandbox_error = None  # set: the confinement failed, so no candidate code may run
         # Captured before any candidate code runs: rebinding the module attribute later
         # cannot change what times the candidate.
         self.run_batch = native.run_batch if native is not None else None
@@ -112,7 +114,7 @@ class Host:
             model = model.to(self.device)
         self.model = model
         device_sync(self.device)
-        return {"ok": True}
+        return {"ok": True, "sandbox": self.sandbox}
 
     def _open(self, name, desc):
         got = self.opened.get(name)
@@ -207,6 +209,8 @@ class Host:
                 return 0
             handler = getattr(self, "op_" + str(op), None)
             try:
+                if self.sandbox_error is not None:
+                    raise CandidateError("internal", self.sandbox_error)
                 if handler is None:
                     raise CandidateError("internal", "unknown op %r" % op)
                 reply = handler(msg)
@@ -217,12 +221,30 @@ class Host:
             self.chan.send(reply)
 
 
+CANDIDATE_FILE_BYTES = 256 * sandbox.MIB
+CANDIDATE_CPU_SECONDS = 600
+
+
+def _confine(workdir):
+    """Enters the sandbox before CUDA starts and before any candidate code: (state, error)."""
+    if workdir:
+        sandbox.private_temp(workdir)
+    writable = [workdir, "/dev/shm", "/dev/null"] + sandbox.device_paths() + sandbox.CUDA_PROC
+    try:
+        return sandbox.enter(writable, CANDIDATE_FILE_BYTES, CANDIDATE_CPU_SECONDS), None
+    except sandbox.SandboxError as e:
+        return "failed", str(e)
+
+
 def main(fd, spawn):
     workdir = spawn.get("workdir")
     if workdir:
         os.chdir(workdir)
         redirect_output(os.path.join(workdir, "output.log"))
+    state, error = _confine(workdir)
     chan = Channel(fd)
-    if torch.device(spawn.get("device", "cpu")).type == "cuda":
-        torch.cuda.set_device(torch.device(spawn["device"]))
-    return Host(chan, spawn).serve()
+    host = Host(chan, spawn)
+    host.sandbox, host.sandbox_error = state, error
+    if error is None and host.device.type == "cuda":
+        torch.cuda.set_device(host.device)
+    return host.serve()

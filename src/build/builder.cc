@@ -14,6 +14,7 @@
 #include "common/channel.h"
 #include "common/hash.h"
 #include "common/process.h"
+#include "sandbox/sandbox.h"
 
 namespace kf::build {
 namespace fs = std::filesystem;
@@ -95,7 +96,8 @@ class Builder::Impl {
     SpawnOptions so;
     so.argv = {opt_.python, "-m", "kforge_runner.build_worker", "--fd", "3"};
     so.fds = {{3, theirs.get()}};
-    so.env_set = {"PYTHONPATH=" + opt_.runner_dir.string(), "PYTHONDONTWRITEBYTECODE=1"};
+    so.env_set = {"PYTHONPATH=" + opt_.runner_dir.string(), "PYTHONDONTWRITEBYTECODE=1",
+                  "KFORGE_SANDBOX_LIB=" + SandboxLibraryPath()};
     so.stderr_path = (opt_.cache_dir / "logs" / "build-worker.log").string();
     so.stdout_path = so.stderr_path;
     auto child = Spawn(so);
@@ -175,7 +177,7 @@ class Builder::Impl {
   Result<std::string> Key(const nlohmann::json& what) {
     auto fp = Fingerprint();
     if (!fp.ok()) return fp.status();
-    nlohmann::json j = {{"toolchain", *fp}, {"what", what}, {"format", 1}};
+    nlohmann::json j = {{"toolchain", *fp}, {"what", what}, {"format", 2}};  // 2: source layouts fixed
     return Sha256Hex(j.dump());
   }
 
@@ -221,6 +223,10 @@ class Builder::Impl {
         return a;
       }
       return reply.status();
+    }
+    if (reply->value("infra", false)) {  // e.g. the sandbox failed: not the code's fault, not cached
+      fs::remove_all(tmp, ec);
+      return Status::Unavailable(reply->value("message", "build infrastructure failed"));
     }
     if (auto s = WriteJsonFile(tmp / "result.json", *reply); !s.ok()) return s;
     fs::remove_all(dir, ec);

@@ -3,7 +3,7 @@
 namespace kf::cli {
 
 const std::vector<Command>& Commands() {
-  static const std::vector<Command> kCommands = {EvalCommand()};
+  static const std::vector<Command> kCommands = {EvalCommand(), LintCommand()};
   return kCommands;
 }
 

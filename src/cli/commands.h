@@ -24,5 +24,6 @@ struct Command {
 const std::vector<Command>& Commands();
 
 Command EvalCommand();
+Command LintCommand();
 
 }  // namespace kf::cli

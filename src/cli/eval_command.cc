@@ -28,6 +28,7 @@ struct EvalFlags {
   double timing_budget_ms = 2000;
   int call_timeout_s = 60;
   int load_timeout_s = 120;
+  bool allow_libraries = false;
 };
 
 bool ReadAll(const std::string& path, std::string* out) {
@@ -73,6 +74,7 @@ int RunEval(const EvalFlags& f) {
   opt.exec.timing.budget_ms = f.timing_budget_ms;
   opt.exec.call_timeout = std::chrono::seconds(f.call_timeout_s);
   opt.exec.load_timeout = std::chrono::seconds(f.load_timeout_s);
+  opt.exec.allow_libraries = f.allow_libraries;
   if (f.atol >= 0) opt.exec.atol["float32"] = f.atol;
   if (f.rtol >= 0) opt.exec.rtol["float32"] = f.rtol;
 
@@ -140,6 +142,8 @@ Command EvalCommand() {
             app->add_option("--load-timeout-s", f->load_timeout_s,
                             "importing the candidate and building ModelNew, builds excluded (120)")
                 ->check(CLI::Range(1, 3600));
+            app->add_flag("--allow-libraries", f->allow_libraries,
+                          "allow cuBLAS/cuDNN/CUTLASS and ATen compute called from kernel sources");
             return [f] { return RunEval(*f); };
           }};
 }

@@ -8,6 +8,7 @@
 #include "build/build.h"
 #include "common/hash.h"
 #include "extract/extract.h"
+#include "legality/legality.h"
 #include "store/store.h"
 
 namespace kf::eval {
@@ -222,6 +223,23 @@ Verdict Evaluator::Impl::Evaluate(const fs::path& problem_path, const std::strin
   v.stages.push_back({"extract", cand.ok(), MsSince(t0), {{"from_reply", cand.from_reply}}});
   for (const auto& d : cand.diagnostics) v.diagnostics.push_back(d);
   if (!cand.ok()) return finish(VerdictStatus::kFormatError);
+
+  // static legality: the candidate's Python and kernel sources against HACKS.md's rules
+  t0 = Clock::now();
+  legality::LegalityOptions lo;
+  lo.allow_libraries = opt.exec.allow_libraries;
+  // The precision rule (H13) applies unless the problem itself works in reduced precision.
+  lo.fp32_problem = problem_src->find("float16") == std::string::npos &&
+                    problem_src->find("bfloat16") == std::string::npos &&
+                    problem_src->find(".half()") == std::string::npos;
+  auto findings = legality::Check(cand, lo);
+  bool legal = true;
+  for (const auto& d : findings) {
+    legal = legal && d.severity != Severity::kError;
+    v.diagnostics.push_back(d);
+  }
+  v.stages.push_back({"static", legal, MsSince(t0), json::object()});
+  if (!legal) return finish(VerdictStatus::kCheat);
 
   // build: every statically resolved load_inline call, in parallel
   t0 = Clock::now();

@@ -283,7 +283,7 @@ class CandidateRun {
       json call = {{"op", "call"}, {"slot", "main"}, {"buffers", (*p)["slot"]}};
       const bool profiled = opt_.runtime_rules && i == 0;
       if (profiled) call["profile"] = true;
-      auto r = Ask(call, profiled ? opt_.call_timeout * 4 : opt_.call_timeout);
+      auto r = Ask(call, profiled ? opt_.call_timeout + milliseconds(10000) : opt_.call_timeout);
       if (!r.ok() || !r->value("ok", false)) {
         if (r.ok() && r->value("kind", "") == "wrong_output" && r->value("rule", "") != "H14") {
           // A wrong shape or dtype fails this trial; the candidate may still be asked again.

@@ -2,6 +2,8 @@
 
 #include <fstream>
 
+#include "sandbox/sandbox.h"
+
 namespace kf::execute {
 
 std::string ReadTail(const std::filesystem::path& p, size_t max_bytes) {
@@ -54,6 +56,8 @@ Result<RunnerProc> StartRunner(const std::string& what, const std::string& pytho
   so.fds = {{3, theirs.get()}};
   so.env_set = {"PYTHONPATH=" + runner_dir.string(), "PYTHONDONTWRITEBYTECODE=1",
                 "PYTHONUNBUFFERED=1"};
+  // Candidate hosts confine themselves with it; empty: they run unconfined and say so.
+  so.env_set.push_back("KFORGE_SANDBOX_LIB=" + SandboxLibraryPath());
   so.stdout_path = log_path.string();
   so.stderr_path = log_path.string();
   auto child = Spawn(so);

@@ -64,6 +64,7 @@ bool StringList(const Value& v, std::vector<LinedString>* out) {
 
 std::vector<std::string> Texts(const std::vector<LinedString>& v) {
   std::vector<std::string> out;
+  out.reserve(v.size());
   for (const LinedString& s : v) out.push_back(s.text);
   return out;
 }

@@ -186,10 +186,10 @@ void Parser::Assignments(int si) {
   const auto [vb, ve] = segments.back();
   for (size_t k = 0; k + 1 < segments.size(); ++k) {
     const auto [tb, te] = segments[k];
-    if (te - tb == 1 && t_[tb].kind == TokenKind::kName) {
+    const bool plain = te - tb == 1 && t_[tb].kind == TokenKind::kName;
+    const bool annotated = te - tb >= 2 && t_[tb].kind == TokenKind::kName && IsOp(t_[tb + 1], ":");
+    if (plain || annotated) {
       add(t_[tb].text, vb, ve, false);
-    } else if (te - tb >= 2 && t_[tb].kind == TokenKind::kName && IsOp(t_[tb + 1], ":")) {
-      add(t_[tb].text, vb, ve, false);  // annotated
     } else if (FindTop(tb, te, [](const Token& t) { return IsOp(t, ","); }) < te) {
       for (int i = tb; i < te; ++i) {  // tuple target: names rebound to unknown values
         if (t_[i].kind == TokenKind::kName && !IsPythonKeyword(t_[i].text) &&
@@ -270,7 +270,7 @@ void Parser::Calls(int si) {
       if (ae > ab) {
         Argument a{"", 0, ab, ae};
         if (IsOp(t_[ab], "*") || IsOp(t_[ab], "**")) {
-          a.star = t_[ab].text.size();
+          a.star = static_cast<int>(t_[ab].text.size());
           ++a.begin;
         } else if (ae - ab >= 2 && t_[ab].kind == TokenKind::kName && IsOp(t_[ab + 1], "=")) {
           a.keyword = t_[ab].text;

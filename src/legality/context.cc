@@ -139,8 +139,7 @@ std::string Context::CodeLine(int line) const {
   return s;
 }
 
-void Context::Report(const char* code, int line, int col, std::string message,
-                     std::string hint) {
+void Context::Report(const char* code, int line, int col, std::string message, std::string hint) {
   ReportSubmitted(code, line > 0 ? line + c_.first_line - 1 : 0, col, std::move(message),
                   std::move(hint));
 }

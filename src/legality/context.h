@@ -72,8 +72,8 @@ class Context {
 };
 
 // Rule passes, each appending to the context's findings.
-void CheckPythonRules(Context& ctx);  // H03 H07 H08 H13 H15 H16 H17 H20, evasion (H01)
-void CheckForward(Context& ctx);      // H01
+void CheckPythonRules(Context& ctx);    // H03 H07 H08 H13 H15 H16 H17 H20, evasion (H01)
+void CheckForward(Context& ctx);        // H01
 void CheckKernelSources(Context& ctx);  // H03 H04 H07 H13 H15 H16 H17 H18 H20 in C++/CUDA
 
 }  // namespace kf::legality

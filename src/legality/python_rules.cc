@@ -71,8 +71,9 @@ class PythonRules {
     if (IsKeyword(first, "def") && s.begin + 1 < s.end && t_[s.begin + 1].text == "__exit__") {
       Flag("H03", first, "defining __exit__ (a context manager can swallow exceptions)");
     }
-    Assignments(s);
+    // References first: `torch.backends.cuda.matmul.allow_tf32 = True` is H13 before H08.
     for (int i = s.begin; i < s.end; ++i) AtToken(i, s);
+    Assignments(s);
   }
 
   // H08: `mod.attr = ...`, `mod.attr += ...`, `del mod.attr` where mod is anything imported.
@@ -177,10 +178,9 @@ class PythonRules {
       Flag(torch ? "H01" : "H16", t_[i], "vars(" + target + ") reads names dynamically");
     } else if ((chain == "getattr" || chain == "hasattr") && module) {
       // A literal name is as visible as writing it out; anything else hides the callee.
-      const bool literal = after + 1 < rparen && IsOp(t_[after], ",") &&
-                           t_[after + 1].kind == TokenKind::kString &&
-                           (after + 2 == rparen || IsOp(t_[after + 2], ",") ||
-                            IsOp(t_[after + 2], ")"));
+      const bool literal =
+          after + 1 < rparen && IsOp(t_[after], ",") && t_[after + 1].kind == TokenKind::kString &&
+          (after + 2 == rparen || IsOp(t_[after + 2], ",") || IsOp(t_[after + 2], ")"));
       if (!literal) {
         Flag(torch ? "H01" : "H16", t_[i],
              chain + "(" + target + ", <computed name>) hides which function is used");
@@ -191,8 +191,9 @@ class PythonRules {
       if (Banned b = BannedPythonPath(path, ctx_.opt().fp32_problem)) {
         Flag(b.code, t_[i], "using " + path + " (" + b.what + ") is not allowed");
       } else if (torch && !AllowedTorchPath(path) && IsComputeName(v.value)) {
-        Flag("H01", t_[i], chain + "(" + target + ", \"" + v.value +
-                               "\") fetches a PyTorch compute function dynamically");
+        Flag("H01", t_[i],
+             chain + "(" + target + ", \"" + v.value +
+                 "\") fetches a PyTorch compute function dynamically");
       }
     }
   }
@@ -200,9 +201,9 @@ class PythonRules {
   // `x.half()`, frame and code attributes, `__builtins__` through an object.
   void Attribute(int i) {
     const std::string& name = t_[i].text;
-    static const char* const kFrames[] = {"f_back",   "f_globals", "f_locals",       "f_code",
-                                          "f_builtins", "gi_frame", "tb_frame",      "cr_frame",
-                                          "ag_frame",   "__globals__", "__code__",   "__closure__",
+    static const char* const kFrames[] = {"f_back",        "f_globals",   "f_locals", "f_code",
+                                          "f_builtins",    "gi_frame",    "tb_frame", "cr_frame",
+                                          "ag_frame",      "__globals__", "__code__", "__closure__",
                                           "__subclasses__"};
     for (const char* f : kFrames) {
       if (name == f) Flag("H16", t_[i], "accessing ." + name + " walks interpreter state");
@@ -218,7 +219,8 @@ class PythonRules {
   void StringToken(const extract::Token& tk) {
     if (!ctx_.opt().fp32_problem || tk.text.size() > 24) return;
     const extract::StringValue v = extract::DecodeStringLiteral(tk.text);
-    static const char* const kLow[] = {"float16", "half", "bfloat16", "bf16", "fp16", "tf32",
+    static const char* const kLow[] = {"float16",       "half",       "bfloat16",
+                                       "bf16",          "fp16",       "tf32",
                                        "torch.float16", "torch.half", "torch.bfloat16"};
     for (const char* low : kLow) {
       if (v.value == low) Flag("H13", tk, "the dtype name \"" + v.value + "\" downgrades fp32");

@@ -21,6 +21,8 @@ bool ParsePolicy(const char* json_text, Policy* out, std::string* err) {
     p.new_pid_namespace = j.value("new_pid_namespace", p.new_pid_namespace);
     p.filesystem = j.value("filesystem", p.filesystem);
     p.seccomp = j.value("seccomp", p.seccomp);
+    p.own_proc = j.value("own_proc", p.own_proc);
+    p.drop_capabilities = j.value("drop_capabilities", p.drop_capabilities);
     if (p.filesystem != "auto" && p.filesystem != "landlock" && p.filesystem != "mount" &&
         p.filesystem != "none") {
       *err = "policy: unknown filesystem mode '" + p.filesystem + "'";

@@ -17,6 +17,8 @@ struct Policy {
   bool new_pid_namespace = true;         // a fork bomb dies with the relay process (steps.h)
   std::string filesystem = "auto";       // auto | landlock | mount | none
   bool seccomp = true;
+  bool own_proc = true;           // with new_pid_namespace: a /proc of that namespace only
+  bool drop_capabilities = true;  // root keeps uid 0 but no capabilities
 };
 
 // Parses policy JSON; missing keys keep their defaults. False with a message on bad input.

@@ -43,7 +43,7 @@ std::string Enter(const Policy& p, std::string* summary) {
   }
   // A fresh /proc only makes sense in our own pid namespace; non-root callers may be refused
   // by the kernel, which the summary then says.
-  if (own_pidns) {
+  if (own_pidns && p.own_proc) {
     if (auto e = MountOwnProc(); e.empty()) {
       done.push_back("own /proc");
     } else if (geteuid() == 0) {
@@ -60,8 +60,10 @@ std::string Enter(const Policy& p, std::string* summary) {
     if (auto e = ApplyReadOnlyMounts(p); !e.empty()) return e;
     done.push_back("read-only mounts");
   }
-  if (auto e = DropCapabilities(); !e.empty()) return e;
-  done.push_back("no capabilities");
+  if (p.drop_capabilities) {
+    if (auto e = DropCapabilities(); !e.empty()) return e;
+    done.push_back("no capabilities");
+  }
   // Landlock after the mounts (it forbids mount changes) and after dropping capabilities.
   if (fs == "landlock") {
     if (auto e = ApplyLandlock(p, abi); !e.empty()) return e;

@@ -18,7 +18,9 @@ extern "C" {
 // in the child, which is pid 1 of a new pid namespace.
 // policy_json: {"writable": [paths], "network": false, "max_file_bytes": N, "cpu_seconds": N,
 //   "max_processes": N, "max_open_files": N, "new_pid_namespace": true,
-//   "filesystem": "auto"|"landlock"|"mount"|"none", "seccomp": true}
+//   "filesystem": "auto"|"landlock"|"mount"|"none", "seccomp": true, "own_proc": true,
+//   "drop_capabilities": true}
+// CUDA needs "/proc/self" writable (with own_proc that is this process alone).
 __attribute__((visibility("default"))) int kforge_sandbox_enter(const char* policy_json, char* err,
                                                                 size_t err_len);
 

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 
-HEADER = re.compile(r"^# kforge-(problem|expect): *(\S+)", re.M)
+HEADER = re.compile(r"^# kforge-(problem|expect|rule): *(\S+)", re.M)
 
 
 def examples(folder):
@@ -28,7 +28,7 @@ def examples(folder):
                     head = fh.read(2000)
                 meta = dict(HEADER.findall(head))
                 if "problem" in meta and "expect" in meta:
-                    yield path, meta["problem"], meta["expect"]
+                    yield path, meta["problem"], meta["expect"], meta.get("rule")
 
 
 def run(args, problem, candidate, baselines=True):
@@ -76,6 +76,45 @@ def lane_test(args):
     assert verdicts[2]["candidate"]["hash"] != verdicts[3]["candidate"]["hash"]
 
 
+def one_lane(args):
+    """All candidates of one problem through one `kforge eval` (one judge, one zygote)."""
+    groups = {}
+    for path, problem, expect, rule in examples(args.examples):
+        groups.setdefault(problem, []).append((path, expect, rule))
+    passed = failed = 0
+    results = []
+    for problem, items in sorted(groups.items()):
+        cmd = [args.kforge, "eval", "--json", "--backend", args.backend, "--problem",
+               os.path.join(args.problems, problem), "--timing-budget-ms",
+               str(args.timing_budget_ms), "--call-timeout-s", str(args.call_timeout_s)]
+        for path, _e, _r in items:
+            cmd += ["--candidate", path]
+        if args.python:
+            cmd += ["--python", args.python]
+        t0 = time.time()
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+        wall = time.time() - t0
+        verdicts = [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
+        if p.returncode != 0 or len(verdicts) != len(items):
+            failed += len(items)
+            print("FAIL %s: exit %d, %d verdicts for %d candidates\n%s" % (
+                problem, p.returncode, len(verdicts), len(items), p.stderr[-3000:]), flush=True)
+            continue
+        for (path, expect, rule), v in zip(items, verdicts):
+            name = os.path.relpath(path, args.examples)
+            results.append({"example": name, "expect": expect, "wall_s": wall / len(items),
+                            "verdict": v})
+            try:
+                check(v, expect, rule)
+                passed += 1
+                codes = ",".join(sorted({d["code"] for d in v["diagnostics"] if d["severity"] == "error"}))
+                print("PASS %-40s %-14s %s" % (name, v["status"], codes), flush=True)
+            except AssertionError as e:
+                failed += 1
+                print("FAIL %-40s %s" % (name, str(e)[:1500]), flush=True)
+    return passed, failed, results
+
+
 def stage(v, name):
     for s in v["stages"]:
         if s["name"] == name:
@@ -83,7 +122,7 @@ def stage(v, name):
     return None
 
 
-def check(v, expect):
+def check(v, expect, rule=None):
     """The facts each status must carry; raises AssertionError naming what is missing."""
     assert v["schema"] == 1, v["schema"]
     assert v["status"] == expect, "status %s, expected %s; diagnostics: %s" % (
@@ -107,8 +146,15 @@ def check(v, expect):
         assert any(d["code"] == "timeout" for d in errors), errors
         assert v["reward"] == -1.0
     elif expect == "incorrect":
-        assert any(d["code"] == "mismatch" and "differ" in d["message"] for d in errors), errors
+        assert any(d["code"] in ("mismatch", "wrong_output", "H15") for d in errors), errors
         assert v["reward"] < 0
+    elif expect == "cheat":
+        # A cheat verdict names its rule (the HACKS.md id) in a diagnostic.
+        codes = [d["code"] for d in errors]
+        assert rule is None or rule in codes, "rule %s not named; codes %s: %s" % (
+            rule, codes, json.dumps(errors)[:1500])
+        assert all(d["message"] and d["hint"] for d in errors if d["code"] == rule), errors
+        assert v["reward"] == -1.0
     elif expect == "format_error":
         assert errors and errors[0]["code"] in ("no_model_new", "syntax_error", "no_code_block",
                                                 "no_kernel"), errors
@@ -125,6 +171,10 @@ def main():
     ap.add_argument("--timing-budget-ms", type=int, default=500)
     ap.add_argument("--call-timeout-s", type=int, default=20)
     ap.add_argument("--results", default="", help="write one JSON line per verdict here")
+    ap.add_argument("--one-lane", action="store_true",
+                    help="evaluate all candidates of a problem in one kforge process (one judge)")
+    ap.add_argument("--no-cache-test", action="store_true",
+                    help="skip re-evaluating an honest example to check the build cache")
     ap.add_argument("--lane-test", action="store_true",
                     help="also run the one-lane test (CPU data in tests/integration/data)")
     ap.add_argument("--warm-jobs", type=int, default=0,
@@ -149,12 +199,14 @@ def main():
     passed = failed = 0
     results = []
     honest = None
-    for path, problem, expect in examples(args.examples):
+    if args.one_lane:
+        passed, failed, results = one_lane(args)
+    for path, problem, expect, rule in ([] if args.one_lane else examples(args.examples)):
         name = os.path.relpath(path, args.examples)
         try:
             v, wall = run(args, problem, path)
             results.append({"example": name, "expect": expect, "wall_s": wall, "verdict": v})
-            check(v, expect)
+            check(v, expect, rule)
             if expect == "ok" and honest is None:
                 honest = (path, problem)
             passed += 1
@@ -164,7 +216,9 @@ def main():
             print("FAIL %-40s %s" % (name, str(e)[:3000]), flush=True)
 
     # The second evaluation of a candidate must not run the compiler.
-    if honest:
+    if args.no_cache_test:
+        pass
+    elif honest:
         try:
             v, wall = run(args, honest[1], honest[0])
             b = stage(v, "build")

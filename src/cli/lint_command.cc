@@ -1,0 +1,105 @@
+// kforge lint-problems: flags problems that a trivial answer passes (zeros, a constant, an
+// input, a subsample) or whose output varies less than the tolerance. The checks run in the
+// Python runner (they need PyTorch); this command runs it and reports.
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "common/process.h"
+#include "eval/eval.h"
+
+namespace kf::cli {
+namespace {
+
+struct LintFlags {
+  std::vector<std::string> paths;
+  std::string python;
+  std::string backend;
+  bool json = false;
+  int draws = 3;
+};
+
+int RunLint(const LintFlags& f) {
+  for (const auto& p : f.paths) {
+    if (!std::filesystem::exists(p)) {
+      std::cerr << "kforge lint-problems: no such file or folder: " << p << "\n";
+      return kExitUsage;
+    }
+  }
+  std::string python = f.python.empty() ? eval::DefaultPython() : f.python;
+  std::string backend = f.backend.empty() ? eval::DefaultBackend() : f.backend;
+  auto runner = eval::FindRunnerDir();
+  char out_path[] = "/tmp/kforge-lint-XXXXXX";
+  int fd = mkstemp(out_path);
+  if (fd < 0) {
+    std::cerr << "kforge lint-problems: cannot create a temporary file\n";
+    return kExitInfra;
+  }
+  close(fd);
+  SpawnOptions so;
+  so.argv = {python, "-m", "kforge_runner.lint", "--device", backend, "--draws",
+             std::to_string(f.draws)};
+  for (const auto& p : f.paths) so.argv.push_back(std::filesystem::absolute(p).string());
+  so.env_set = {"PYTHONPATH=" + runner.string(), "PYTHONDONTWRITEBYTECODE=1"};
+  so.stdout_path = out_path;
+  auto child = Spawn(so);
+  if (!child.ok()) {
+    std::cerr << "kforge lint-problems: " << child.status().message() << "\n";
+    unlink(out_path);
+    return kExitInfra;
+  }
+  auto e = child->Wait(std::chrono::hours(1));
+  std::ifstream in(out_path);
+  std::string line;
+  int problems = 0, flagged = 0;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded()) continue;
+    ++problems;
+    bool ok = j.value("ok", false);
+    flagged += ok ? 0 : 1;
+    if (f.json) {
+      std::cout << j.dump() << "\n";
+      continue;
+    }
+    std::cout << (ok ? "ok    " : "FLAG  ") << j.value("problem", "?") << "\n";
+    for (const auto& finding : j.value("findings", nlohmann::json::array())) {
+      std::cout << "      " << finding.value("code", "") << ": " << finding.value("message", "")
+                << "\n";
+    }
+  }
+  unlink(out_path);
+  if (!e || !e->exited || e->exit_code != 0) {
+    std::cerr << "kforge lint-problems: the linter failed ("
+              << (e ? e->Describe() : std::string("timed out")) << ")\n";
+    return kExitInfra;
+  }
+  if (!f.json) {
+    std::cout << problems << " problems, " << flagged << " flagged\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command LintCommand() {
+  return {"lint-problems",
+          "Flag problems that a trivial answer passes or whose output barely varies",
+          [](CLI::App* app) -> std::function<int()> {
+            auto f = std::make_shared<LintFlags>();
+            app->add_option("paths", f->paths, "problem files or folders")->required();
+            app->add_option("--python", f->python, "Python interpreter with PyTorch");
+            app->add_option("--backend", f->backend, "cuda or cpu")
+                ->check(CLI::IsMember({"cuda", "cpu"}));
+            app->add_option("--draws", f->draws, "seeded input draws per problem")
+                ->check(CLI::Range(1, 20));
+            app->add_flag("--json", f->json, "one JSON line per problem");
+            return [f] { return RunLint(*f); };
+          }};
+}
+
+}  // namespace kf::cli

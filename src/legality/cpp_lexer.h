@@ -1,0 +1,22 @@
+// A forgiving C++/CUDA lexer for kernel sources: identifiers (with `::` qualification joined),
+// strings, #include paths and punctuation, comments dropped. Never fails. Internal to legality.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kf::legality {
+
+struct CppToken {
+  enum class Kind { kIdent, kNumber, kString, kInclude, kPunct };
+  Kind kind = Kind::kPunct;
+  std::string text;  // kIdent: "at::cuda::getCurrentCUDAStream"; kString: the contents;
+                     // kInclude: the path between <> or ""
+  int line = 0;      // 1-based line in the source text
+  int col = 0;       // 1-based
+};
+
+std::vector<CppToken> LexCpp(std::string_view src);
+
+}  // namespace kf::legality

@@ -1,0 +1,53 @@
+// The honest candidates shipped with kforge must pass every static rule: a false positive here
+// would turn a correct kernel into a `cheat` verdict.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "extract/extract.h"
+#include "legality/legality.h"
+
+namespace kf::legality {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<fs::path> HonestExamples() {
+  const fs::path root = KFORGE_SOURCE_DIR;
+  std::vector<fs::path> files;
+  for (const char* dir : {"examples/cpu", "examples/cuda", "examples/cpu/broken",
+                          "examples/cuda/broken", "tests/integration/data"}) {
+    if (!fs::is_directory(root / dir)) continue;
+    for (const auto& e : fs::directory_iterator(root / dir)) {
+      const std::string ext = e.path().extension().string();
+      if (e.is_regular_file() && (ext == ".py" || ext == ".md")) files.push_back(e.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+TEST(LegalityExamplesTest, HonestExamplesHaveNoFindings) {
+  const std::vector<fs::path> files = HonestExamples();
+  ASSERT_GE(files.size(), 20u);  // the examples moved or the source dir is wrong
+  for (const fs::path& p : files) {
+    const extract::Candidate c = extract::Extract(ReadFile(p));
+    for (const Diagnostic& d : Check(c)) {
+      ADD_FAILURE() << p << ":" << d.line << ": " << d.code << " " << d.message << "\n  "
+                    << d.excerpt;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kf::legality

@@ -1,0 +1,104 @@
+#include <gtest/gtest.h>
+
+#include "legality/testing.h"
+
+namespace kf::legality {
+namespace {
+
+using testing::CheckBody;
+using testing::Findings;
+using testing::WithForward;
+
+TEST(PythonRulesTest, TryExceptAnywhere) {
+  EXPECT_EQ(Findings(WithForward("        try:\n"
+                                 "            return ext.f(x)\n"
+                                 "        except Exception:\n"
+                                 "            return x\n")),
+            "H03:13");
+  EXPECT_EQ(Findings("try:\n    import foo\nexcept ImportError:\n    foo = None\n"), "H03:9");
+  EXPECT_EQ(Findings("import contextlib\n" +
+                     WithForward("        with contextlib.suppress(RuntimeError):\n"
+                                 "            return ext.f(x)\n")),
+            "H03:14");
+  EXPECT_EQ(Findings("from contextlib import suppress\n"), "H03:9");
+}
+
+TEST(PythonRulesTest, SideStreamsAndThreads) {
+  EXPECT_EQ(Findings(WithForward("        s = torch.cuda.Stream()\n"
+                                 "        with torch.cuda.stream(s):\n"
+                                 "            return ext.f(x)\n")),
+            "H07:13 H07:14");
+  EXPECT_EQ(Findings("import threading\n"), "H07:9");
+  EXPECT_EQ(Findings("from concurrent.futures import ThreadPoolExecutor as P\n"), "H07:9");
+  EXPECT_EQ(Findings("import os\npid = os.fork()\n"), "H07:10");
+  EXPECT_EQ(
+      Findings("from torch import cuda as c\n" + WithForward("        c.set_stream(c.Stream())\n")),
+      "H07:14");
+  // The current stream is the timed stream: allowed.
+  EXPECT_EQ(Findings(WithForward("        s = torch.cuda.current_stream().cuda_stream\n"
+                                 "        return ext.f(x, s)\n")),
+            "");
+}
+
+TEST(PythonRulesTest, MonkeyPatching) {
+  EXPECT_EQ(Findings("torch.cuda.Event.elapsed_time = lambda a, b: 0.001\n"), "H08:9");
+  EXPECT_EQ(Findings("import time as tm\ntm.perf_counter = lambda: 0.0\n"), "H08:10");
+  EXPECT_EQ(Findings("E = torch.cuda.Event\nsetattr(E, 'elapsed_time', None)\n"), "H08:10");
+  EXPECT_EQ(Findings("__builtins__['print'] = None\n"), "H08:9");
+  EXPECT_EQ(Findings("import builtins\n"), "H08:9");
+  EXPECT_EQ(Findings("import kforge_runner.judge\nfrom kforge_native import x\n"), "H08:9 H08:10");
+  EXPECT_EQ(Findings("import torch.nn.functional as F\nF.relu = lambda t: t\ndel torch.allclose\n"),
+            "H08:10 H08:11");
+  // Own objects may be assigned freely.
+  EXPECT_EQ(Findings(WithForward("        self.calls = 1\n        return ext.f(x)\n")), "");
+}
+
+TEST(PythonRulesTest, HarnessStateAndEscapes) {
+  EXPECT_EQ(Findings("import gc\nimport inspect\nimport ctypes\n"), "H16:9 H16:10 H16:11");
+  EXPECT_EQ(Findings("import sys\nf = sys._getframe(1)\nm = sys.modules\n"), "H16:10 H16:11");
+  EXPECT_EQ(Findings("g = globals()\nexec('x=1')\nv = eval('1')\n"), "H16:9 H16:10 H16:11");
+  EXPECT_EQ(Findings("import os\nif os.environ.get('X'):\n    pass\nv = os.getenv('Y')\n"),
+            "H15:10 H15:12");
+  EXPECT_EQ(Findings("import traceback\n"), "H15:9");
+  EXPECT_EQ(Findings("data = open('/tmp/expected').read()\nimport socket\nimport subprocess\n"),
+            "H20:9 H20:10 H20:11");
+  EXPECT_EQ(Findings("import os\nos.system('ls')\nos.execv('/bin/sh', [])\n"), "H20:10 H20:11");
+  EXPECT_EQ(Findings("import sys\nsys.exit(0)\n"), "H17:10");
+  EXPECT_EQ(Findings(WithForward("        return ext.f(x.frame.f_back)\n")), "H16:13");
+}
+
+TEST(PythonRulesTest, DynamicLookupsOnTorch) {
+  EXPECT_EQ(Findings("mm = getattr(torch, 'mat' + 'mul')\n"), "H01:9");
+  EXPECT_EQ(Findings("mm = getattr(torch, 'matmul')\n"), "H01:9");
+  EXPECT_EQ(Findings("mm = torch.__dict__['matmul']\nv = vars(torch.nn.functional)\n"),
+            "H01:9 H01:10");
+  EXPECT_EQ(Findings("dt = getattr(torch, 'float32')\n"), "");  // a literal, harmless name
+}
+
+TEST(PythonRulesTest, PrecisionDowngrade) {
+  EXPECT_EQ(Findings(WithForward("        return ext.f(x.half())\n")), "H13:13");
+  EXPECT_EQ(Findings(WithForward("        return ext.f(x.to(torch.bfloat16))\n")), "H13:13");
+  EXPECT_EQ(Findings("torch.backends.cuda.matmul.allow_tf32 = True\n"
+                     "torch.set_float32_matmul_precision('high')\n"
+                     "from torch.cuda.amp import autocast\n"),
+            "H13:9 H13:10 H13:11");
+  EXPECT_EQ(Findings(WithForward("        return ext.f(x.to(dtype='float16'))\n")), "H13:13");
+  LegalityOptions half_problem;
+  half_problem.fp32_problem = false;
+  EXPECT_EQ(Findings(WithForward("        return ext.f(x.half())\n"), half_problem), "");
+}
+
+TEST(PythonRulesTest, LocatesFindingsInAReply) {
+  const std::string reply =
+      std::string("Here you go:\n\n```python\n") + testing::kPrelude + "import gc\n```\n";
+  const auto ds = Check(extract::Extract(reply));
+  ASSERT_EQ(ds.size(), 1u);
+  EXPECT_EQ(ds[0].code, "H16");
+  EXPECT_EQ(ds[0].line, 12);  // code line 9 + 3 lines before the block
+  EXPECT_EQ(ds[0].excerpt, "import gc");
+  EXPECT_EQ(ds[0].message,
+            "importing gc (the garbage collector's object list) is not allowed (H16)");
+}
+
+}  // namespace
+}  // namespace kf::legality

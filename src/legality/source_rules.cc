@@ -1,0 +1,360 @@
+// Rules over the C++/CUDA sources of every resolved load_inline call: library compute (H04),
+// side streams and threads (H07), reduced precision (H13), try/catch (H03), persisting L2
+// windows (H18) and escapes (H15 H17 H20). Unresolved calls are not seen here; the run-time
+// checks cover them.
+#include <set>
+#include <string>
+
+#include "legality/context.h"
+#include "legality/cpp_lexer.h"
+#include "legality/names.h"
+
+namespace kf::legality {
+namespace {
+
+using K = CppToken::Kind;
+
+bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool Contains(std::string_view s, std::string_view p) { return s.find(p) != std::string::npos; }
+std::string Last(const std::string& q) {
+  const size_t c = q.rfind("::");
+  return c == std::string::npos ? q : q.substr(c + 2);
+}
+
+const char* Hint(std::string_view code) {
+  if (code == "H04") {
+    return "Write the computation yourself in your kernel: cuBLAS, cuDNN, CUTLASS, thrust, "
+           "MKL and at::/torch:: operations are not allowed here. torch:: may only allocate "
+           "(torch::empty, empty_like, zeros...) and read metadata (size, stride, data_ptr, "
+           "options).";
+  }
+  if (code == "H07") {
+    return "Launch every kernel on at::cuda::getCurrentCUDAStream() from the calling thread; "
+           "no new streams, stream pools, threads, host callbacks or graphs.";
+  }
+  if (code == "H13") {
+    return "The problem is fp32: load, compute and accumulate in float (no half, bfloat16, "
+           "fp8, TF32 or tensor-core MMA on reduced types).";
+  }
+  if (code == "H03") return "Remove try/catch: a failing kernel must fail visibly.";
+  if (code == "H18") return "Do not set persisting L2 access-policy windows or L2 limits.";
+  return "Kernel sources may only compute: no files, processes, environment or exiting.";
+}
+
+// at::/torch:: functions that allocate or describe, never compute.
+bool AllowedAten(const std::string& q) {
+  static const std::set<std::string> kAllowed = {"empty",
+                                                 "empty_like",
+                                                 "empty_strided",
+                                                 "zeros",
+                                                 "zeros_like",
+                                                 "ones",
+                                                 "ones_like",
+                                                 "full",
+                                                 "full_like",
+                                                 "from_blob",
+                                                 "arange",
+                                                 "tensor",
+                                                 "scalar_tensor",
+                                                 "TensorOptions",
+                                                 "dtype",
+                                                 "device",
+                                                 "requires_grad",
+                                                 "layout",
+                                                 "IntArrayRef",
+                                                 "Scalar",
+                                                 "Device",
+                                                 "DeviceGuard",
+                                                 "NoGradGuard",
+                                                 "InferenceMode",
+                                                 "AutoDispatchBelowADInplaceOrView",
+                                                 "parallel_for",
+                                                 "get_num_threads",
+                                                 "get_thread_num",
+                                                 "in_parallel_region",
+                                                 "getCurrentCUDAStream",
+                                                 "getDefaultCUDAStream",
+                                                 "getCurrentDeviceProperties",
+                                                 "getDeviceProperties",
+                                                 "CUDAGuard",
+                                                 "OptionalCUDAGuard",
+                                                 "current_device",
+                                                 "device_count",
+                                                 "ScalarType",
+                                                 "toString",
+                                                 "elementSize",
+                                                 "ceil_div",
+                                                 "divup",
+                                                 "checkAllSameGPU",
+                                                 "checkContiguous",
+                                                 "checkDim",
+                                                 "TensorArg",
+                                                 "Tensor",
+                                                 "isFloatingType",
+                                                 "typeMetaToScalarType",
+                                                 "MemoryFormat",
+                                                 "CUDAStreamGuard",
+                                                 "OptionalDeviceGuard",
+                                                 "make_optional",
+                                                 "optional",
+                                                 "ArrayRef",
+                                                 "SmallVector",
+                                                 "irange",
+                                                 "str"};
+  return kAllowed.count(Last(q)) > 0 || (Last(q).size() > 1 && Last(q)[0] == 'k');
+}
+
+class SourceRules {
+ public:
+  SourceRules(Context& ctx, const extract::InlineCall& call, const extract::SourceText& src)
+      : ctx_(ctx), call_(call), src_(src), t_(LexCpp(src.text)) {}
+
+  void Run() {
+    for (int i = 0; i < static_cast<int>(t_.size()); ++i) At(i);
+    TensorArithmetic();
+  }
+
+ private:
+  void Flag(const char* code, int i, const std::string& what) {
+    if (code == std::string("H04") && ctx_.opt().allow_libraries) return;
+    if (code == std::string("H13") && !ctx_.opt().fp32_problem) return;
+    const int l = t_[i].line;
+    const int line = l >= 1 && l <= static_cast<int>(src_.line_map.size()) && src_.line_map[l - 1]
+                         ? src_.line_map[l - 1]
+                         : call_.line;
+    ctx_.ReportSubmitted(code, line, t_[i].col,
+                         "kernel source " + what + " is not allowed (" + code + ")", Hint(code));
+  }
+  bool Is(int i, std::string_view p) const {
+    return i >= 0 && i < static_cast<int>(t_.size()) && t_[i].kind == K::kPunct && t_[i].text == p;
+  }
+  bool IdentIs(int i) const {
+    return i >= 0 && i < static_cast<int>(t_.size()) && t_[i].kind == K::kIdent;
+  }
+  // `name(` or `name<...>(`.
+  bool Called(int i) const {
+    if (Is(i + 1, "(")) return true;
+    if (!Is(i + 1, "<")) return false;
+    int depth = 0;
+    for (int k = i + 1; k < static_cast<int>(t_.size()) && k < i + 40; ++k) {
+      if (Is(k, "<")) ++depth;
+      if (Is(k, ">")) --depth;
+      if (Is(k, ">>")) depth -= 2;
+      if (depth <= 0) return Is(k + 1, "(");
+    }
+    return false;
+  }
+
+  void At(int i) {
+    const CppToken& tk = t_[i];
+    if (tk.kind == K::kInclude) return Include(i);
+    if (tk.kind == K::kString) {
+      for (const char* p : {".f16", ".bf16", ".tf32", ".e4m3", ".e5m2", ".f16x2"}) {
+        if (Contains(tk.text, p))
+          return Flag("H13", i, "PTX on reduced-precision types (" + std::string(p) + ")");
+      }
+      return;
+    }
+    if (tk.kind == K::kPunct && (tk.text == "." || tk.text == "->") && IdentIs(i + 1) &&
+        Called(i + 1) && IsComputeName(t_[i + 1].text) && !Contains(t_[i + 1].text, "::")) {
+      return Flag("H04", i + 1, "calls the tensor method ." + t_[i + 1].text + "()");
+    }
+    if (tk.kind != K::kIdent) return;
+    const std::string& q = tk.text;
+    const std::string last = Last(q);
+    const bool call = Called(i);
+    // H04: libraries.
+    for (const char* p : {"cublas",
+                          "cudnn",
+                          "cusparse",
+                          "cufft",
+                          "cusolver",
+                          "cblas_",
+                          "mkl_",
+                          "dnnl",
+                          "mkldnn",
+                          "cutlass::",
+                          "cute::",
+                          "thrust::",
+                          "cub::Device",
+                          "Eigen::",
+                          "at::native::",
+                          "at::cuda::blas",
+                          "torch::nn::",
+                          "at::cpu::",
+                          "at::cuda::cublas",
+                          "at::_ops::"}) {
+      if (StartsWith(q, p) || StartsWith(last, p)) return Flag("H04", i, "uses " + q);
+    }
+    if (Contains(q, "BlasHandle") || Contains(q, "BlasLtHandle") || q == "dlopen" || q == "dlsym") {
+      return Flag("H04", i, "uses " + q);
+    }
+    // H07: other streams, threads, graphs.
+    static const std::set<std::string> kThreads = {"cudaStreamCreate",
+                                                   "cudaStreamCreateWithFlags",
+                                                   "cudaStreamCreateWithPriority",
+                                                   "std::thread",
+                                                   "std::jthread",
+                                                   "std::async",
+                                                   "pthread_create",
+                                                   "cudaLaunchHostFunc",
+                                                   "cudaStreamAddCallback",
+                                                   "cudaStreamPerThread",
+                                                   "cudaStreamBeginCapture",
+                                                   "getStreamFromPool",
+                                                   "setCurrentCUDAStream",
+                                                   "cuStreamCreate"};
+    if (kThreads.count(q) || kThreads.count(last) || StartsWith(last, "cudaGraph") ||
+        StartsWith(last, "cuGraph") || ((q == "fork" || q == "vfork") && call)) {
+      return Flag("H07", i, "uses " + q);
+    }
+    // H13: reduced-precision types and intrinsics.
+    static const std::set<std::string> kLow = {"__half",
+                                               "__half2",
+                                               "half2",
+                                               "__nv_half",
+                                               "__nv_half2",
+                                               "__nv_bfloat16",
+                                               "__nv_bfloat162",
+                                               "nv_bfloat16",
+                                               "nv_bfloat162",
+                                               "__fp16",
+                                               "_Float16",
+                                               "__bf16",
+                                               "half_t",
+                                               "bfloat16_t",
+                                               "tfloat32_t",
+                                               "BFloat16",
+                                               "kHalf",
+                                               "kFloat16",
+                                               "kBFloat16",
+                                               "__float_to_tf32",
+                                               "setAllowTF32CuBLAS",
+                                               "setAllowTF32CuDNN",
+                                               "setFloat32MatmulPrecision",
+                                               "setAllowFP16ReductionCuBLAS",
+                                               "setAllowBF16ReductionCuBLAS",
+                                               "wmma"};
+    const bool half_type = last == "Half" && q != "Half";  // at::Half, c10::Half
+    if (kLow.count(last) || half_type || Contains(q, "wmma::") || HalfWord(i)) {
+      return Flag("H13", i, "uses " + q);
+    }
+    for (const char* p : {"__float2half", "__float2bfloat16", "__half", "__bfloat16",
+                          "__floats2half", "__floats2bfloat16", "__float22half",
+                          "__float22bfloat16", "__hadd", "__hsub", "__hmul", "__hdiv", "__hfma",
+                          "__hneg", "__habs", "__hmax", "__hmin", "__nv_fp8", "__nv_cvt_float"}) {
+      if (StartsWith(last, p)) return Flag("H13", i, "uses " + q);
+    }
+    // H18, H03, H15, H17, H20.
+    for (const char* p : {"accessPolicyWindow", "cudaAccessPropertyPersisting",
+                          "cudaLimitPersistingL2CacheSize", "cudaStreamAttributeAccessPolicyWindow",
+                          "cudaStreamSetAttribute", "cudaCtxResetPersistingL2Cache"}) {
+      if (q == p || last == p) return Flag("H18", i, "uses " + q);
+    }
+    if ((q == "try" && Is(i + 1, "{")) || (q == "catch" && Is(i + 1, "("))) {
+      return Flag("H03", i, "uses " + q);
+    }
+    if (q == "getenv" || q == "std::getenv" || q == "secure_getenv" || q == "environ") {
+      return Flag("H15", i, "reads the environment (" + q + ")");
+    }
+    static const std::set<std::string> kExit = {
+        "exit", "_exit", "abort", "quick_exit", "std::exit", "std::abort", "std::quick_exit"};
+    if (kExit.count(q) && call) return Flag("H17", i, "exits the process (" + q + ")");
+    static const std::set<std::string> kEscape = {
+        "fopen",       "freopen", "std::ifstream", "std::ofstream", "std::fstream", "system",
+        "std::system", "popen",   "execv",         "execve",        "execvp",       "execl",
+        "execlp",      "socket",  "connect",       "unlink",        "opendir",      "mmap"};
+    if ((kEscape.count(q) && (call || StartsWith(q, "std::"))) ||
+        StartsWith(q, "std::filesystem")) {
+      return Flag("H20", i, "uses " + q);
+    }
+    // Last, so the more specific rules above name at::cuda::getStreamFromPool and friends.
+    if ((StartsWith(q, "at::") || StartsWith(q, "torch::")) && call && !AllowedAten(q)) {
+      return Flag("H04", i, "calls " + q + " (PyTorch compute)");
+    }
+  }
+
+  // The CUDA type `half` (but not a variable named half): `half*`, `half x`, `<half>`, `(half)`.
+  bool HalfWord(int i) const {
+    if (t_[i].text != "half") return false;
+    if (IdentIs(i + 1) || Is(i - 1, "<") || Is(i + 1, ">")) return true;
+    if (Is(i - 1, "(") && Is(i + 1, ")")) return true;
+    const bool decl_before = Is(i - 1, "(") || Is(i - 1, ",") || Is(i - 1, "{") || Is(i - 1, ";") ||
+                             (IdentIs(i - 1) && t_[i - 1].text == "const");
+    return decl_before && (Is(i + 1, "*") || Is(i + 1, "&"));
+  }
+
+  void Include(int i) {
+    const std::string& p = t_[i].text;
+    for (const char* lib :
+         {"cublas",     "cudnn",    "cusparse",   "cufft",       "cusolver", "cutlass",
+          "cute/",      "thrust/",  "cub/device", "ATen/native", "ATen/ops", "CUDABlas",
+          "ATen/cudnn", "torch/nn", "mkl",        "cblas",       "dnnl",     "mkldnn",
+          "oneapi",     "Eigen",    "openblas"}) {
+      if (Contains(p, lib)) return Flag("H04", i, "includes <" + p + ">");
+    }
+    for (const char* low : {"cuda_fp16", "cuda_bf16", "cuda_fp8", "mma.h"}) {
+      if (Contains(p, low)) return Flag("H13", i, "includes <" + p + ">");
+    }
+  }
+
+  // `a + b` on torch::Tensor values inside one function body: PyTorch compute in C++.
+  void TensorArithmetic() {
+    const int n = static_cast<int>(t_.size());
+    int depth = 0, region = 0;
+    std::set<std::string> tensors;
+    for (int i = 0; i < n; ++i) {
+      if (Is(i, "{") && depth++ == 0) {
+        // The function's signature starts after the previous top-level ';' or '}'.
+        tensors.clear();
+        for (int k = i - 1; k >= region && !Is(k, ";") && !Is(k, "}"); --k) Declare(k, &tensors);
+      }
+      if (Is(i, "}") && depth > 0 && --depth == 0) region = i + 1;
+      if (depth == 0) continue;
+      Declare(i, &tensors);
+      static const std::set<std::string> kOps = {"+", "-", "*", "/", "+=", "-=", "*=", "/="};
+      if (t_[i].kind != K::kPunct || !kOps.count(t_[i].text)) continue;
+      const bool left =
+          IdentIs(i - 1) && tensors.count(t_[i - 1].text) && !Is(i - 2, ".") && !Is(i - 2, "->");
+      const bool right = IdentIs(i + 1) && tensors.count(t_[i + 1].text) && !Is(i + 2, ".") &&
+                         !Is(i + 2, "->") && !Is(i + 2, "(") && !Is(i + 2, "[");
+      if (left || right) {
+        Flag("H04", i, "applies " + t_[i].text + " to the tensor " + t_[left ? i - 1 : i + 1].text);
+      }
+    }
+  }
+  // `Tensor x`, `Tensor& x`, `const at::Tensor& x`, `auto x = torch::...(`/`x.method(`.
+  void Declare(int i, std::set<std::string>* tensors) const {
+    if (IdentIs(i) && Last(t_[i].text) == "Tensor") {
+      int k = i + 1;
+      while (Is(k, "&") || Is(k, "&&") || (IdentIs(k) && t_[k].text == "const")) ++k;
+      if (IdentIs(k) && !Is(k + 1, "(")) tensors->insert(t_[k].text);
+    }
+    if (IdentIs(i) && t_[i].text == "auto" && IdentIs(i + 1) && Is(i + 2, "=") && IdentIs(i + 3)) {
+      const std::string& v = t_[i + 3].text;
+      if (((StartsWith(v, "torch::") || StartsWith(v, "at::")) && !Contains(v, "cuda::")) ||
+          (tensors->count(v) &&
+           !(Is(i + 4, ".") && IdentIs(i + 5) && IsMetadataName(t_[i + 5].text)))) {
+        tensors->insert(t_[i + 1].text);
+      }
+    }
+  }
+
+  Context& ctx_;
+  const extract::InlineCall& call_;
+  const extract::SourceText& src_;
+  const std::vector<CppToken> t_;
+};
+
+}  // namespace
+
+void CheckKernelSources(Context& ctx) {
+  for (const extract::InlineCall& call : ctx.candidate().inline_calls) {
+    if (!call.resolved) continue;
+    for (const auto* list : {&call.cpp_sources, &call.cuda_sources}) {
+      for (const extract::SourceText& src : *list) SourceRules(ctx, call, src).Run();
+    }
+  }
+}
+
+}  // namespace kf::legality

@@ -1,0 +1,106 @@
+#include <gtest/gtest.h>
+
+#include "legality/testing.h"
+
+namespace kf::legality {
+namespace {
+
+// A candidate whose cuda_sources is `kernel` (starting on line 5) and an honest ModelNew.
+std::string WithKernel(const std::string& kernel) {
+  return "import torch\n"                                       // 1
+         "import torch.nn as nn\n"                              // 2
+         "from torch.utils.cpp_extension import load_inline\n"  // 3
+         "cuda_src = r'''\n" +                                  // 4
+         kernel +                                               // 5...
+         "'''\n"
+         "ext = load_inline(name='e', cpp_sources='', cuda_sources=cuda_src, functions=['f'])\n"
+         "class ModelNew(nn.Module):\n"
+         "    def forward(self, x):\n"
+         "        return ext.f(x)\n";
+}
+std::string Findings(const std::string& kernel, LegalityOptions opt = {}) {
+  return testing::Summary(Check(extract::Extract(WithKernel(kernel)), opt));
+}
+
+TEST(SourceRulesTest, HonestKernelPasses) {
+  EXPECT_EQ(
+      Findings(
+          "#include <torch/extension.h>\n"
+          "#include <ATen/cuda/CUDAContext.h>\n"
+          "// not cublasSgemm: we write our own\n"
+          "__global__ void k(const float* x, float* y, int n) {\n"
+          "  int half = n / 2; float v = x[0] * 2.0f; y[half] = v - 1.0f;\n"
+          "}\n"
+          "torch::Tensor f(torch::Tensor x) {\n"
+          "  TORCH_CHECK(x.is_cuda() && x.scalar_type() == torch::kFloat, \"cuda\");\n"
+          "  auto y = torch::empty_like(x);\n"
+          "  auto stream = at::cuda::getCurrentCUDAStream();\n"
+          "  const int n = x.numel() * 2 + x.size(0);\n"
+          "  k<<<(n + 255) / 256, 256, 0, stream>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);\n"
+          "  return y;\n"
+          "}\n"),
+      "");
+}
+
+TEST(SourceRulesTest, LibraryCalls) {
+  EXPECT_EQ(Findings("#include <cublas_v2.h>\n"
+                     "void g(cublasHandle_t h) { cublasSgemm(h); }\n"),
+            "H04:5 H04:6");
+  EXPECT_EQ(Findings("torch::Tensor f(torch::Tensor a, torch::Tensor b) {\n"
+                     "  return at::matmul(a, b);\n"
+                     "}\n"),
+            "H04:6");
+  EXPECT_EQ(Findings("torch::Tensor f(torch::Tensor a, torch::Tensor b) {\n"
+                     "  auto c = a.mm(b);\n"
+                     "  return torch::relu(c);\n"
+                     "}\n"),
+            "H04:6 H04:7");
+  EXPECT_EQ(Findings("torch::Tensor f(const torch::Tensor& a, torch::Tensor b) {\n"
+                     "  return a + b;\n"
+                     "}\n"),
+            "H04:6");
+  EXPECT_EQ(Findings("#include <ATen/native/Activation.h>\n#include <cudnn.h>\n"), "H04:5 H04:6");
+  LegalityOptions libs;
+  libs.allow_libraries = true;
+  EXPECT_EQ(Findings("#include <cublas_v2.h>\nvoid g() { cublasSgemm(0); }\n", libs), "");
+}
+
+TEST(SourceRulesTest, StreamsThreadsAndEscapes) {
+  EXPECT_EQ(Findings("void g() { cudaStream_t s; cudaStreamCreate(&s); }\n"), "H07:5");
+  EXPECT_EQ(Findings("void g() { std::thread t([]{}); t.detach(); }\n"), "H07:5");
+  EXPECT_EQ(Findings("void g() {\n  pthread_create(0, 0, 0, 0);\n  auto s = "
+                     "at::cuda::getStreamFromPool();\n}\n"),
+            "H07:6 H07:7");
+  EXPECT_EQ(Findings("void g() {\n  try { h(); } catch (...) {}\n}\n"), "H03:6");
+  EXPECT_EQ(
+      Findings("void g() {\n  FILE* f = fopen(\"/x\", \"r\");\n  auto e = getenv(\"X\");\n}\n"),
+      "H20:6 H15:7");
+  EXPECT_EQ(Findings("void g(cudaStreamAttrValue v) {\n  v.accessPolicyWindow.num_bytes = 1;\n}\n"),
+            "H18:6");
+}
+
+TEST(SourceRulesTest, ReducedPrecision) {
+  EXPECT_EQ(Findings("#include <cuda_fp16.h>\n"
+                     "__global__ void k(const half* x, __half* y) {\n"
+                     "  y[0] = __float2half(1.0f);\n"
+                     "}\n"),
+            "H13:5 H13:6 H13:7");
+  EXPECT_EQ(Findings("__global__ void k() {\n  nvcuda::wmma::fragment<int> a;\n}\n"), "H13:6");
+  EXPECT_EQ(Findings("__global__ void k() {\n  "
+                     "asm(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {};\");\n}\n"),
+            "H13:6");
+  EXPECT_EQ(Findings("void f(torch::Tensor x) { auto p = x.data_ptr<at::Half>(); }\n"), "H13:5");
+  LegalityOptions half_problem;
+  half_problem.fp32_problem = false;
+  EXPECT_EQ(Findings("__global__ void k(__half* y) {}\n", half_problem), "");
+}
+
+TEST(SourceRulesTest, UnresolvedSourcesAreSkipped) {
+  const std::string code = std::string(testing::kPrelude) +
+                           "def make():\n    return 'cublasSgemm();'\n"
+                           "ext2 = load_inline(name='g', cpp_sources=make(), functions=['f'])\n";
+  EXPECT_EQ(testing::Summary(Check(extract::Extract(code))), "");
+}
+
+}  // namespace
+}  // namespace kf::legality

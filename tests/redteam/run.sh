@@ -1,0 +1,18 @@
+#!/bin/bash
+# The red team: every candidate in tests/redteam/<backend>/ must end as its header says
+# (`cheat` naming its HACKS.md rule, or `incorrect`), all through one lane per problem.
+# Usage: tests/redteam/run.sh path/to/kforge [cpu|cuda] [results.jsonl]
+set -euo pipefail
+kforge=$(readlink -f "$1")
+backend=${2:-cpu}
+results=${3:-}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+export KFORGE_CACHE=${KFORGE_TEST_CACHE:-$(mktemp -d /tmp/kforge-rt.XXXXXX)}
+python=${KFORGE_PYTHON:-/usr/bin/python3}
+[ "$backend" = cuda ] && python=${KFORGE_PYTHON:-python3}
+args=(--kforge "$kforge" --backend "$backend" --examples "tests/redteam/$backend" --problems problems
+      --python "$python" --one-lane --no-cache-test --timing-budget-ms 300 --call-timeout-s 20)
+if [ -n "${KFORGE_WARM_JOBS:-}" ]; then args+=(--warm-jobs "$KFORGE_WARM_JOBS"); fi
+if [ -n "$results" ]; then args+=(--results "$results"); fi
+exec "$python" tests/integration/eval_examples.py "${args[@]}"
