@@ -94,7 +94,12 @@ def one_lane(args):
         t0 = time.time()
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
         wall = time.time() - t0
-        verdicts = [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
+        try:
+            # One candidate: one indented document; several: one verdict per line.
+            verdicts = ([json.loads(p.stdout)] if len(items) == 1 else
+                        [json.loads(line) for line in p.stdout.splitlines() if line.strip()])
+        except ValueError:
+            verdicts = []
         if p.returncode != 0 or len(verdicts) != len(items):
             failed += len(items)
             print("FAIL %s: exit %d, %d verdicts for %d candidates\n%s" % (
