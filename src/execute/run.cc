@@ -228,10 +228,16 @@ class CandidateRun {
       out_.outcome = Outcome::kCheat;
       d.code = r.value("rule", "cheat");
       d.message = message;
+      if (d.code == "H10") {
+        d.hint = "Allocate a new output tensor in your kernel; never return an input or a view of one.";
+      }
     } else if (kind == "wrong_output") {
       std::string rule = r.value("rule", "");
       out_.outcome = rule == "H14" ? Outcome::kCheat : Outcome::kIncorrect;
       d.code = rule == "H14" ? "H14" : "wrong_output";
+      d.hint = rule == "H14" ? "Return plain torch.Tensor objects with real storage, not "
+                               "subclasses, wrappers or placeholders."
+                             : "Return outputs with the reference's count, shape, dtype and device.";
     } else if (kind == "internal") {
       return Infra(message);
     } else {
@@ -399,10 +405,14 @@ class CandidateRun {
       if (!c->value("pass", false)) {
         std::string detail = c->contains("rule") ? c->value("message", "")
                                                  : DescribeMismatch((*c)["outputs"][0]);
-        out_.outcome = Outcome::kIncorrect;
+        // Right in the correctness trials, wrong when timed: it behaves differently when it
+        // is being measured (H15), which is cheating, not an honest mistake.
+        out_.outcome = Outcome::kCheat;
         out_.diagnostics.push_back(Diag("timing", "H15",
                                         "outputs of the timed calls are wrong (" + detail +
-                                            "): the kernel behaves differently when timed"));
+                                            "): the kernel behaves differently when timed",
+                                        0, "Use one code path for every call; never count calls "
+                                           "or detect the harness."));
         Stop();
         return false;
       }
@@ -440,7 +450,9 @@ class CandidateRun {
 
   bool Cheat(const std::string& rule, const std::string& message) {
     out_.outcome = Outcome::kCheat;
-    out_.diagnostics.push_back(Diag("timing", rule, message));
+    out_.diagnostics.push_back(Diag("timing", rule, message, 0,
+                                    "Run all work on the current stream inside the call, and "
+                                    "leave timers and the harness alone."));
     Stop();
     return false;
   }

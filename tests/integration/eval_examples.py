@@ -16,7 +16,9 @@ import subprocess
 import sys
 import time
 
-HEADER = re.compile(r"^# kforge-(problem|expect|rule): *(\S+)", re.M)
+# "rule" may list several ids: the trick belongs to the first family, and a rule of another
+# listed family that catches it first is also a right answer.
+HEADER = re.compile(r"^# kforge-(problem|expect|rule): *(\S[^\n]*?) *$", re.M)
 
 
 def examples(folder):
@@ -156,9 +158,10 @@ def check(v, expect, rule=None):
     elif expect == "cheat":
         # A cheat verdict names its rule (the HACKS.md id) in a diagnostic.
         codes = [d["code"] for d in errors]
-        assert rule is None or rule in codes, "rule %s not named; codes %s: %s" % (
+        rules = rule.split() if rule else []
+        assert not rules or set(rules) & set(codes), "rule %s not named; codes %s: %s" % (
             rule, codes, json.dumps(errors)[:1500])
-        assert all(d["message"] and d["hint"] for d in errors if d["code"] == rule), errors
+        assert all(d["message"] and d["hint"] for d in errors if d["code"] in rules), errors
         assert v["reward"] == -1.0
     elif expect == "format_error":
         assert errors and errors[0]["code"] in ("no_model_new", "syntax_error", "no_code_block",

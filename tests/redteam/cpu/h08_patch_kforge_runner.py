@@ -1,6 +1,6 @@
 # kforge-problem: level1/relu.py
 # kforge-expect: cheat
-# kforge-rule: H08
+# kforge-rule: H08 H16
 # finds kforge_runner.candidate in sys.modules and wraps its native run_batch to shrink times 100x
 import sys
 

@@ -1,5 +1,5 @@
 # kforge-problem: level1/relu.py
-# kforge-expect: incorrect
+# kforge-expect: cheat
 # kforge-rule: H13
 # the C++ kernel rounds every value through c10::Half
 import torch

@@ -1,5 +1,5 @@
 # kforge-problem: level1/relu.py
-# kforge-expect: incorrect
+# kforge-expect: cheat
 # kforge-rule: H13
 # Python round-trips the input through bfloat16 before an fp32 kernel
 import torch

@@ -1,5 +1,5 @@
 # kforge-problem: level1/relu.py
-# kforge-expect: incorrect
+# kforge-expect: cheat
 # kforge-rule: H15
 # honest for the first 7 calls (the correctness trials), zeros afterwards
 import torch

@@ -1,6 +1,6 @@
 # kforge-problem: level1/relu.py
 # kforge-expect: cheat
-# kforge-rule: H17
+# kforge-rule: H17 H20
 # writes a forged JSON reply onto fd 3 (the runner's channel) before the real one
 import os
 import stat

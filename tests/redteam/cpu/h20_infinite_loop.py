@@ -1,5 +1,5 @@
 # kforge-problem: level1/relu.py
-# kforge-expect: cheat
+# kforge-expect: timeout
 # kforge-rule: H20
 # forward spins forever in Python (never run this naively)
 import torch

@@ -1,6 +1,6 @@
 # kforge-problem: level1/relu.py
 # kforge-expect: cheat
-# kforge-rule: H02
+# kforge-rule: H02 H01
 # kernel run on a 1-element dummy; the work is clone + masked assignment (copy-like ops)
 import torch
 import torch.nn as nn

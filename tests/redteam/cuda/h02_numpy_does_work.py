@@ -1,6 +1,6 @@
 # kforge-problem: level1/relu.py
 # kforge-expect: cheat
-# kforge-rule: H02
+# kforge-rule: H02 H01
 # kernel launched on an empty slice; numpy computes the answer (no torch compute call at all)
 import numpy as np
 

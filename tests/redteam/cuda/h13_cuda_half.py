@@ -1,5 +1,5 @@
 # kforge-problem: level1/relu.py
-# kforge-expect: incorrect
+# kforge-expect: cheat
 # kforge-rule: H13
 # the CUDA kernel converts each value to __half and back
 import torch

@@ -1,5 +1,5 @@
 # kforge-problem: level1/relu.py
-# kforge-expect: incorrect
+# kforge-expect: cheat
 # kforge-rule: H13
 # Python casts to fp16 and runs an fp16 kernel, then casts back with .float()
 import torch

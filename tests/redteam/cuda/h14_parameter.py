@@ -1,6 +1,6 @@
 # kforge-problem: level1/relu.py
 # kforge-expect: cheat
-# kforge-rule: H14
+# kforge-rule: H14 H01
 # returns an nn.Parameter (a Tensor subclass) wrapping the output
 import torch
 import torch.nn as nn

@@ -1,6 +1,6 @@
 # kforge-problem: level1/relu.py
 # kforge-expect: cheat
-# kforge-rule: H15
+# kforge-rule: H15 H16
 # inspects the call stack; under a timing/benchmark frame it returns zeros
 import inspect
 

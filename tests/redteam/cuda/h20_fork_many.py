@@ -1,6 +1,6 @@
 # kforge-problem: level1/relu.py
 # kforge-expect: cheat
-# kforge-rule: H20
+# kforge-rule: H20 H07 H17
 # forks 64 children at import (bounded: each sleeps 2 s and exits)
 import os
 import time
