@@ -251,6 +251,13 @@ class CandidateRun {
     return false;
   }
 
+  // The judge's verdict on what the candidate wrote into a slot's output buffers.
+  Result<json> CheckSlot(const std::string& slot) {
+    return lane_.judge.Request({{"op", "check"}, {"problem", problem_}, {"slot", slot},
+                                {"atol", opt_.atol}, {"rtol", opt_.rtol}},
+                               milliseconds(300000));
+  }
+
   bool Infra(const std::string& message) {
     out_.outcome = Outcome::kInfraError;
     out_.diagnostics.push_back(Diag("execute", "infra", message));
@@ -312,9 +319,7 @@ class CandidateRun {
           return false;
         }
       }
-      auto c = lane_.judge.Request({{"op", "check"}, {"problem", problem_}, {"slot", "main"},
-                                    {"atol", opt_.atol}, {"rtol", opt_.rtol}},
-                                   milliseconds(300000));
+      auto c = CheckSlot("main");
       if (!c.ok()) return Infra("the judge failed to check a trial: " + c.status().message());
       if (c->value("pass", false)) {
         ++out_.trials_passed;
@@ -398,9 +403,7 @@ class CandidateRun {
     for (size_t i = 0; i < names.size(); ++i) {
       auto e = Ask({{"op", "emit"}, {"slot", names[i]}, {"buffers", (*pool)[i]}}, opt_.call_timeout);
       if (!e.ok() || !e->value("ok", false)) return Failed("timing", "returning timed outputs", e, opt_.call_timeout);
-      auto c = lane_.judge.Request({{"op", "check"}, {"problem", problem_}, {"slot", names[i]},
-                                    {"atol", opt_.atol}, {"rtol", opt_.rtol}},
-                                   milliseconds(300000));
+      auto c = CheckSlot(names[i]);
       if (!c.ok()) return Infra("the judge failed to check timed outputs: " + c.status().message());
       if (!c->value("pass", false)) {
         std::string detail = c->contains("rule") ? c->value("message", "")
@@ -431,9 +434,7 @@ class CandidateRun {
     auto r = Ask({{"op", "call"}, {"slot", "main"}, {"buffers", (*p)["slot"]}, {"ablate", true}},
                  opt_.call_timeout);
     if (!r.ok() || !r->value("ok", false)) return true;  // it broke without its kernels: fine
-    auto c = lane_.judge.Request({{"op", "check"}, {"problem", problem_}, {"slot", "main"},
-                                  {"atol", opt_.atol}, {"rtol", opt_.rtol}},
-                                 milliseconds(300000));
+    auto c = CheckSlot("main");
     if (!c.ok()) return Infra("the judge failed to check the ablation call: " + c.status().message());
     if (c->value("pass", false)) {
       out_.outcome = Outcome::kCheat;
