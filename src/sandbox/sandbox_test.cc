@@ -204,14 +204,25 @@ TEST_F(SandboxTest, FileSizeLimit) {
   EXPECT_LE(fs::file_size(inside_ / "big"), 1u << 20);
 }
 
-// Processes named `comm` anywhere on the machine.
+// Live processes named `comm` anywhere on the machine. Zombies do not count: they have ended
+// and only wait for a parent to reap them, which a container's pid 1 may never do.
 int CountNamed(const std::string& comm) {
   int n = 0;
   for (const auto& e :
        fs::directory_iterator("/proc", fs::directory_options::skip_permission_denied)) {
     std::ifstream in(e.path() / "comm");
     std::string name;
-    if (in && std::getline(in, name) && name == comm) ++n;
+    if (!in || !std::getline(in, name) || name != comm) continue;
+    std::ifstream status(e.path() / "status");
+    std::string line;
+    bool zombie = false;
+    while (std::getline(status, line)) {
+      if (line.rfind("State:", 0) == 0) {
+        zombie = line.find('Z') != std::string::npos || line.find('X') != std::string::npos;
+        break;
+      }
+    }
+    if (!zombie) ++n;
   }
   return n;
 }
