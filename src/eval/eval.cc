@@ -3,6 +3,7 @@
 #include <fstream>
 #include <future>
 #include <map>
+#include <mutex>
 #include <sstream>
 
 #include "build/build.h"
@@ -112,53 +113,77 @@ struct Baselines {
   std::string compile_unavailable;
 };
 
+// One execution lane and what it has loaded. Used by one thread at a time.
+struct LaneState {
+  std::unique_ptr<execute::Lane> lane;
+  std::map<std::string, execute::ProblemInfo> problems;  // by problem hash
+  std::string device_key;                                // device name + torch version
+  std::string device_name;
+};
+
 class Evaluator::Impl {
  public:
   EvalOptions opt;
   std::unique_ptr<build::Builder> builder;
-  std::unique_ptr<execute::Lane> lane;
+  std::vector<LaneState> lanes;
   std::unique_ptr<store::Store> store;
   std::shared_future<Result<build::Artifact>> native;
-  std::map<std::string, execute::ProblemInfo> problems;  // by problem hash
-  std::string device_key;                                // device name + torch version
+  // Baselines are timed once per problem and device kind, however many lanes ask at once.
+  std::mutex baselines_mu;
+  std::map<std::string, std::shared_ptr<std::mutex>> baseline_locks;
 
-  Status EnsureLane(Verdict* v);
-  Result<execute::ProblemInfo> Problem(const std::string& hash, const fs::path& path);
-  Result<Baselines> GetBaselines(const std::string& hash, const execute::ProblemInfo& p);
-  Verdict Evaluate(const fs::path& problem_path, const std::string& text);
+  Status EnsureLane(LaneState& ls, Verdict* v);
+  Result<execute::ProblemInfo> Problem(LaneState& ls, const std::string& hash, const fs::path& path);
+  Result<Baselines> GetBaselines(LaneState& ls, const std::string& hash,
+                                 const execute::ProblemInfo& p);
+  Prepared Prepare(const fs::path& problem_path, const std::string& text);
+  Verdict Execute(Prepared p, LaneState& ls);
+  Verdict Finish(Prepared& p, VerdictStatus s);
 };
 
-Status Evaluator::Impl::EnsureLane(Verdict* v) {
-  auto a = native.get();
-  if (!a.ok()) return a.status();
-  if (!a->ok) {
-    return Status::Unavailable("kforge's timing helper failed to build:\n" + a->error_text);
+Status Evaluator::Impl::EnsureLane(LaneState& ls, Verdict* v) {
+  if (ls.device_key.empty()) {
+    auto a = native.get();
+    if (!a.ok()) return a.status();
+    if (!a->ok) {
+      return Status::Unavailable("kforge's timing helper failed to build:\n" + a->error_text);
+    }
+    auto info = ls.lane->Ready(a->so_path, a->module_name);
+    if (!info.ok()) return info.status();
+    ls.device_name = info->name.empty() ? info->device : info->name;
+    ls.device_key = info->device + "|" + info->name + "|" + info->torch_version;
   }
-  auto info = lane->Ready(a->so_path, a->module_name);
-  if (!info.ok()) return info.status();
-  v->device = info->name.empty() ? info->device : info->name;
-  device_key = info->device + "|" + info->name + "|" + info->torch_version;
+  v->device = ls.device_name;
   return Status::Ok();
 }
 
-Result<execute::ProblemInfo> Evaluator::Impl::Problem(const std::string& hash, const fs::path& path) {
-  auto it = problems.find(hash);
-  if (it != problems.end()) return it->second;
+Result<execute::ProblemInfo> Evaluator::Impl::Problem(LaneState& ls, const std::string& hash,
+                                                      const fs::path& path) {
+  auto it = ls.problems.find(hash);
+  if (it != ls.problems.end()) return it->second;
   // Parameters are drawn from a seed of the problem's own, the same for every candidate.
   uint64_t init_seed = std::stoull(hash.substr(0, 12), nullptr, 16);
-  auto p = lane->LoadProblem(hash.substr(0, 16), path, init_seed);
+  auto p = ls.lane->LoadProblem(hash.substr(0, 16), path, init_seed);
   if (!p.ok()) return p.status();
-  problems[hash] = *p;
+  ls.problems[hash] = *p;
   return *p;
 }
 
-Result<Baselines> Evaluator::Impl::GetBaselines(const std::string& hash,
+Result<Baselines> Evaluator::Impl::GetBaselines(LaneState& ls, const std::string& hash,
                                                 const execute::ProblemInfo& p) {
   const auto& t = opt.exec.timing;
-  json keyj = {{"problem", hash}, {"device", device_key}, {"protocol", kProtocol},
+  json keyj = {{"problem", hash}, {"device", ls.device_key}, {"protocol", kProtocol},
                {"timing", {t.warmup_iters, t.min_samples, t.max_samples, t.target_spread,
                            t.budget_ms, t.pool}}};
   std::string key = Sha256Hex(keyj.dump());
+  std::shared_ptr<std::mutex> key_mu;
+  {
+    std::lock_guard<std::mutex> g(baselines_mu);
+    auto& m = baseline_locks[key];
+    if (!m) m = std::make_shared<std::mutex>();
+    key_mu = m;
+  }
+  std::lock_guard<std::mutex> key_guard(*key_mu);
   auto to_summary = [](const json& j) -> std::optional<execute::Summary> {
     if (!j.is_object()) return std::nullopt;
     execute::Summary s;
@@ -176,7 +201,7 @@ Result<Baselines> Evaluator::Impl::GetBaselines(const std::string& hash,
     b.compile_unavailable = j.value("compile_unavailable", "");
     return b;
   }
-  auto r = lane->TimeBaselines(p.id, t, execute::DrawSeed());
+  auto r = ls.lane->TimeBaselines(p.id, t, execute::DrawSeed());
   if (!r.ok()) return r.status();
   Baselines b;
   json j = {{"eager", nullptr}, {"compile", nullptr},
@@ -194,35 +219,56 @@ Result<Baselines> Evaluator::Impl::GetBaselines(const std::string& hash,
   return b;
 }
 
-Verdict Evaluator::Impl::Evaluate(const fs::path& problem_path, const std::string& text) {
-  Verdict v;
+Verdict Evaluator::Impl::Finish(Prepared& p, VerdictStatus s) {
+  p.verdict.status = s;
+  score::Finish(&p.verdict, opt.reward);
+  // Infrastructure failures say nothing about the candidate: never stored, tried again later.
+  if (s != VerdictStatus::kInfraError && !p.job_key.empty()) {
+    (void)store->PutVerdict(p.job_key, p.verdict);
+  }
+  return p.verdict;
+}
+
+namespace {
+
+Diagnostic InfraDiagnostic(const std::string& stage, const Status& s) {
+  Diagnostic d;
+  d.stage = stage;
+  d.code = "infra";
+  d.message = s.message();
+  return d;
+}
+
+}  // namespace
+
+Prepared Evaluator::Impl::Prepare(const fs::path& problem_path, const std::string& text) {
+  Prepared p;
+  p.problem_path = problem_path;
+  p.text = text;
+  Verdict& v = p.verdict;
   v.backend = opt.backend;
   v.candidate_hash = Sha256Hex(text);
   v.problem_id = ProblemId(problem_path);
-  auto finish = [&](VerdictStatus s) {
+  auto final_as = [&](VerdictStatus s) {
+    p.final = true;
     v.status = s;
-    score::Finish(&v, opt.reward);
-    return v;
-  };
-  auto infra = [&](const std::string& stage, const Status& s) {
-    Diagnostic d;
-    d.stage = stage;
-    d.code = "infra";
-    d.message = s.message();
-    v.diagnostics.push_back(d);
-    return finish(VerdictStatus::kInfraError);
+    return std::move(p);
   };
   auto problem_src = ReadFile(problem_path);
-  if (!problem_src.ok()) return infra("extract", problem_src.status());
-  std::string problem_hash = Sha256Hex(*problem_src);
-  v.problem_hash = problem_hash;
+  if (!problem_src.ok()) {
+    v.diagnostics.push_back(InfraDiagnostic("extract", problem_src.status()));
+    return final_as(VerdictStatus::kInfraError);
+  }
+  v.problem_hash = Sha256Hex(*problem_src);
+  p.job_key = JobKey(v.problem_hash, v.candidate_hash, opt.backend);
 
   // extract
   auto t0 = Clock::now();
-  extract::Candidate cand = extract::Extract(text);
+  p.candidate = extract::Extract(text);
+  const extract::Candidate& cand = p.candidate;
   v.stages.push_back({"extract", cand.ok(), MsSince(t0), {{"from_reply", cand.from_reply}}});
   for (const auto& d : cand.diagnostics) v.diagnostics.push_back(d);
-  if (!cand.ok()) return finish(VerdictStatus::kFormatError);
+  if (!cand.ok()) return final_as(VerdictStatus::kFormatError);
 
   // static legality: the candidate's Python and kernel sources against HACKS.md's rules
   t0 = Clock::now();
@@ -239,7 +285,7 @@ Verdict Evaluator::Impl::Evaluate(const fs::path& problem_path, const std::strin
     v.diagnostics.push_back(d);
   }
   v.stages.push_back({"static", legal, MsSince(t0), json::object()});
-  if (!legal) return finish(VerdictStatus::kCheat);
+  if (!legal) return final_as(VerdictStatus::kCheat);
 
   // build: every statically resolved load_inline call, in parallel
   t0 = Clock::now();
@@ -251,11 +297,15 @@ Verdict Evaluator::Impl::Evaluate(const fs::path& problem_path, const std::strin
   bool all_hit = true;
   int compiled = 0;
   bool build_ok = true;
+  std::optional<Status> build_infra;
   size_t bi = 0;
   for (const auto& call : cand.inline_calls) {
     if (!call.resolved) continue;
-    auto a = builds[bi++].get();
-    if (!a.ok()) return infra("build", a.status());
+    auto a = builds[bi++].get();  // every future is waited for, even after a failure
+    if (!a.ok()) {
+      build_infra = a.status();
+      continue;
+    }
     all_hit = all_hit && a->cache_hit;
     compiled += a->cache_hit ? 0 : 1;
     if (!a->ok) {
@@ -263,17 +313,32 @@ Verdict Evaluator::Impl::Evaluate(const fs::path& problem_path, const std::strin
       for (auto& d : BuildDiagnostics(*a, call.spec, &call, text)) v.diagnostics.push_back(d);
     }
   }
+  if (build_infra) {
+    v.diagnostics.push_back(InfraDiagnostic("build", *build_infra));
+    return final_as(VerdictStatus::kInfraError);
+  }
   int unresolved = 0;
   for (const auto& call : cand.inline_calls) unresolved += call.resolved ? 0 : 1;
   v.stages.push_back({"build", build_ok, MsSince(t0),
                       {{"cache_hit", all_hit}, {"compiled", compiled},
                        {"deferred_to_run_time", unresolved}}});
-  if (!build_ok) return finish(VerdictStatus::kCompileError);
+  if (!build_ok) return final_as(VerdictStatus::kCompileError);
+  return p;
+}
 
-  // execute
-  t0 = Clock::now();
-  if (auto s = EnsureLane(&v); !s.ok()) return infra("execute", s);
-  auto problem = Problem(problem_hash, problem_path);
+Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
+  if (p.final) return Finish(p, p.verdict.status);
+  Verdict& v = p.verdict;
+  const extract::Candidate& cand = p.candidate;
+  const std::string& text = p.text;
+  auto infra = [&](const std::string& stage, const Status& s) {
+    v.diagnostics.push_back(InfraDiagnostic(stage, s));
+    return Finish(p, VerdictStatus::kInfraError);
+  };
+
+  auto t0 = Clock::now();
+  if (auto s = EnsureLane(ls, &v); !s.ok()) return infra("execute", s);
+  auto problem = Problem(ls, v.problem_hash, p.problem_path);
   if (!problem.ok()) return infra("execute", problem.status());
   double dynamic_build_ms = 0;
   int dynamic_builds = 0, dynamic_compiled = 0;
@@ -308,7 +373,7 @@ Verdict Evaluator::Impl::Evaluate(const fs::path& problem_path, const std::strin
     reply.module_name = a->module_name;
     return reply;
   };
-  execute::ExecResult r = lane->Run(problem->id, *problem, cand.code, load_inline, opt.exec);
+  execute::ExecResult r = ls.lane->Run(problem->id, *problem, cand.code, load_inline, opt.exec);
   const int shift = cand.first_line - 1;
   for (auto d : r.diagnostics) {
     if (d.line > 0) {
@@ -325,6 +390,7 @@ Verdict Evaluator::Impl::Evaluate(const fs::path& problem_path, const std::strin
                        {"run_time_builds", dynamic_builds},
                        {"run_time_compiled", dynamic_compiled},
                        {"run_time_build_ms", dynamic_build_ms}}});
+  (void)t0;
   if (r.trials_total > 0) {
     v.stages.push_back({"correctness", r.trials_total == r.trials_passed, r.correctness_ms,
                         json::object()});
@@ -340,7 +406,7 @@ Verdict Evaluator::Impl::Evaluate(const fs::path& problem_path, const std::strin
   if (r.build_failed) status = VerdictStatus::kCompileError;
   if (status == VerdictStatus::kOk && opt.baselines) {
     auto b0 = Clock::now();
-    auto b = GetBaselines(problem_hash, *problem);
+    auto b = GetBaselines(ls, v.problem_hash, *problem);
     if (!b.ok()) return infra("baselines", b.status());
     v.stages.push_back({"baselines", true, MsSince(b0), json::object()});
     if (b->eager) v.eager_ms = b->eager->median_ms;
@@ -350,7 +416,7 @@ Verdict Evaluator::Impl::Evaluate(const fs::path& problem_path, const std::strin
       // Implausible: a fresh process, fresh inputs and seeds, and the slower time counts.
       auto again_opt = opt.exec;
       again_opt.seed = execute::DrawSeed();
-      execute::ExecResult again = lane->Run(problem->id, *problem, cand.code, load_inline, again_opt);
+      execute::ExecResult again = ls.lane->Run(problem->id, *problem, cand.code, load_inline, again_opt);
       v.stages.push_back({"reverify", again.outcome == execute::Outcome::kOk,
                           again.correctness_ms + again.timing_ms, json::object()});
       if (again.outcome != execute::Outcome::kOk) {
@@ -371,10 +437,7 @@ Verdict Evaluator::Impl::Evaluate(const fs::path& problem_path, const std::strin
       if (v.compile_ms) v.speedup_vs_compile = *v.compile_ms / v.candidate_ms->median_ms;
     }
   }
-  finish(status);
-  std::string job_key = Sha256Hex(problem_hash + "|" + v.candidate_hash + "|" + opt.backend);
-  (void)store->PutVerdict(job_key, v);
-  return v;
+  return Finish(p, status);
 }
 
 Evaluator::Evaluator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -400,22 +463,52 @@ Result<std::unique_ptr<Evaluator>> Evaluator::Create(const EvalOptions& opt) {
   bo.backend = opt.backend;
   bo.workers = opt.build_workers;
   impl->builder = std::make_unique<build::Builder>(bo);
-  execute::LaneOptions lo;
-  lo.python = opt.python;
-  lo.runner_dir = opt.runner_dir;
-  lo.backend = opt.backend;
-  lo.device_index = opt.device_index;
-  lo.work_dir = opt.cache_dir / "work";
-  auto lane = execute::Lane::Start(lo);  // imports torch in the background from here on
-  if (!lane.ok()) return lane.status();
-  impl->lane = std::move(lane.value());
+  std::vector<int> devices = opt.devices;
+  if (devices.empty()) devices.push_back(opt.device_index);
+  for (size_t i = 0; i < devices.size(); ++i) {
+    execute::LaneOptions lo;
+    lo.python = opt.python;
+    lo.runner_dir = opt.runner_dir;
+    lo.backend = opt.backend;
+    lo.device_index = devices[i];
+    lo.work_dir = opt.cache_dir / "work" / ("lane" + std::to_string(i));
+    auto lane = execute::Lane::Start(lo);  // imports torch in the background from here on
+    if (!lane.ok()) return lane.status();
+    impl->lanes.push_back(LaneState{std::move(lane.value()), {}, "", ""});
+  }
   build::Builder* b = impl->builder.get();
   impl->native = std::async(std::launch::async, [b] { return b->BuildNative(); }).share();
   return std::unique_ptr<Evaluator>(new Evaluator(std::move(impl)));
 }
 
 Verdict Evaluator::Evaluate(const fs::path& problem_path, const std::string& candidate_text) {
-  return impl_->Evaluate(problem_path, candidate_text);
+  return Execute(Prepare(problem_path, candidate_text), 0);
+}
+
+Prepared Evaluator::Prepare(const fs::path& problem_path, const std::string& candidate_text) {
+  return impl_->Prepare(problem_path, candidate_text);
+}
+
+Verdict Evaluator::Execute(Prepared p, int lane) {
+  if (lane < 0 || lane >= lanes()) lane = 0;
+  return impl_->Execute(std::move(p), impl_->lanes[static_cast<size_t>(lane)]);
+}
+
+int Evaluator::lanes() const { return static_cast<int>(impl_->lanes.size()); }
+
+std::optional<Verdict> Evaluator::Lookup(const fs::path& problem_path,
+                                         const std::string& candidate_text) {
+  auto src = ReadFile(problem_path);
+  if (!src.ok()) return std::nullopt;
+  auto v = impl_->store->GetVerdict(
+      JobKey(Sha256Hex(*src), Sha256Hex(candidate_text), impl_->opt.backend));
+  if (!v.ok() || !v->has_value()) return std::nullopt;
+  return **v;
+}
+
+std::string JobKey(const std::string& problem_hash, const std::string& candidate_hash,
+                   const std::string& backend) {
+  return Sha256Hex(problem_hash + "|" + candidate_hash + "|" + backend);
 }
 
 }  // namespace kf::eval

@@ -1,15 +1,18 @@
 // eval: the whole pipeline for one candidate, in process: extract -> build -> execute -> score.
-// Owns a Builder, one Lane and the store; keeps problems and baselines loaded between calls,
+// Owns a Builder, its lanes and the store; keeps problems and baselines loaded between calls,
 // so evaluating many candidates of one problem pays the start-up once.
-// Not thread-safe (one lane); bench runs several Evaluators' stages on its own threads.
+// Prepare (CPU stages) is thread-safe; Execute runs on one of the lanes (one per GPU).
 #pragma once
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "execute/execute.h"
+#include "extract/extract.h"
 #include "score/score.h"
 #include "score/verdict.h"
 
@@ -18,6 +21,8 @@ namespace kf::eval {
 struct EvalOptions {
   std::string backend = "cpu";            // "cpu" or "cuda"
   int device_index = 0;
+  // One execution lane per entry (GPU indices); empty means one lane on device_index.
+  std::vector<int> devices;
   std::string python = "python3";         // the interpreter that has PyTorch
   std::filesystem::path cache_dir;        // artifacts, store, logs
   std::filesystem::path runner_dir;       // the kforge_runner package
@@ -30,6 +35,17 @@ struct EvalOptions {
   score::RewardOptions reward;
 };
 
+// A candidate after the CPU-bound stages (extract, static legality, build). Either final, its
+// verdict decided (format_error, cheat, compile_error, infra_error), or ready for a lane.
+struct Prepared {
+  Verdict verdict;  // problem and candidate ids, stages and diagnostics so far
+  bool final = false;
+  std::filesystem::path problem_path;
+  std::string text;
+  std::string job_key;  // the store's key: problem, candidate and backend
+  extract::Candidate candidate;
+};
+
 class Evaluator {
  public:
   static Result<std::unique_ptr<Evaluator>> Create(const EvalOptions& opt);
@@ -38,7 +54,21 @@ class Evaluator {
   Evaluator& operator=(const Evaluator&) = delete;
 
   // Always returns a verdict; problems with the system itself are status infra_error.
+  // Prepare then Execute on lane 0.
   Verdict Evaluate(const std::filesystem::path& problem_path, const std::string& candidate_text);
+
+  // The two halves, for pipelines. Prepare is thread-safe and uses no lane (builds run on the
+  // shared build pool). Execute runs a prepared candidate on one lane and stores its verdict;
+  // calls on different lanes may overlap, calls on the same lane must not. A final Prepared is
+  // scored and stored without touching the lane.
+  Prepared Prepare(const std::filesystem::path& problem_path, const std::string& candidate_text);
+  Verdict Execute(Prepared p, int lane = 0);
+  int lanes() const;
+
+  // The stored verdict for this problem and candidate, if one was stored before (by any
+  // process sharing the cache). Infrastructure failures are never stored.
+  std::optional<Verdict> Lookup(const std::filesystem::path& problem_path,
+                                const std::string& candidate_text);
 
  private:
   class Impl;
@@ -57,5 +87,8 @@ std::string DefaultBackend();
 std::string DefaultPython();
 // "level1/relu" for .../level1/relu.py; the file stem otherwise.
 std::string ProblemId(const std::filesystem::path& problem_path);
+// The store's key for one evaluation.
+std::string JobKey(const std::string& problem_hash, const std::string& candidate_hash,
+                   const std::string& backend);
 
 }  // namespace kf::eval
