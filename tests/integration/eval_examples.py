@@ -153,7 +153,9 @@ def check(v, expect, rule=None):
         assert any(d["code"] == "timeout" for d in errors), errors
         assert v["reward"] == -1.0
     elif expect == "incorrect":
-        assert any(d["code"] in ("mismatch", "wrong_output", "H15") for d in errors), errors
+        assert any(d["code"] in ("mismatch", "wrong_output", "H15", "H19") for d in errors), errors
+        if rule and "H19" in rule.split():  # wrong on another size: named as shape-special
+            assert any(d["code"] == "H19" and d["hint"] for d in errors), errors
         assert v["reward"] < 0
     elif expect == "cheat":
         # A cheat verdict names its rule (the HACKS.md id) in a diagnostic.
