@@ -9,6 +9,7 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -243,10 +244,16 @@ int RunBench(const BenchFlags& f) {
 
   std::vector<bench::SampleRecord> done;
   std::vector<bench::Sample> samples;
+  std::set<std::string> counted;  // identical samples share one evaluation: count its build once
   for (size_t i = 0; i < records.size(); ++i) {
     if (!have[i]) continue;
     const Verdict& v = records[i].verdict;
     if (info.device.empty()) info.device = v.device;
+    if (!records[i].from_store && counted.insert(v.problem_hash + v.candidate_hash).second) {
+      for (const auto& st : v.stages) {
+        if (st.name == "build") info.build_cpu_ms += st.detail.value("cpu_ms", 0.0);
+      }
+    }
     samples.push_back({records[i].level, records[i].problem, v.status, v.speedup_vs_eager,
                        v.speedup_vs_compile});
     done.push_back(std::move(records[i]));
