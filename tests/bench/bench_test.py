@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """End to end test of `kforge bench` on the CPU backend.
 
-Builds a small samples tree from our examples (honest and broken, known outcomes) in both
+Builds a small samples tree from our examples (honest, broken and one red-team cheat, known
+outcomes; four distinct builds, to keep the test near two minutes on two idle cores) in both
 layouts (ours and KernelBench's), runs `kforge bench`, and checks every metric of results.json
 against numbers worked out by hand below (Pass@k, Avg@k, counts) or, for speedup-based metrics,
 recomputed here from the per-sample speedups in verdicts.jsonl with this file's own arithmetic.
@@ -25,7 +26,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 SAMPLES = [
     ("level1/relu/sample_0.py", "examples/cpu/relu.py", "ok"),
     ("level1/relu/sample_1.md", "REPLY:examples/cpu/relu.py", "ok"),  # a raw model reply
-    ("level1/relu/sample_2.py", "examples/cpu/broken/compile_error.py", "compile_error"),
+    # Static cheat (H03, try/except fallback): decided before any build, so it costs no compile.
+    ("level1/relu/sample_2.py", "tests/redteam/cpu/h03_except_fallback.py", "cheat"),
     ("level1/relu/sample_3.py", "examples/cpu/broken/no_model_new.py", "format_error"),
     ("level1/softmax/sample_0.py", "examples/cpu/softmax.py", "ok"),
     ("level1/softmax/sample_1.py", "examples/cpu/broken/wrong.py", "incorrect"),
@@ -47,11 +49,11 @@ EXPECTED = {
     "overall": {"problems": 3, "samples": 8, "correct": 4, "infra_errors": 0,
                 "pass_at_k": (5 / 6 + 1 + 1) / 3, "pass_at_1": 0.5,
                 "avg_at_k": 0.5, "fast_0": 4 / 8,
-                "status_counts": {"ok": 4, "compile_error": 1, "format_error": 2, "incorrect": 1}},
+                "status_counts": {"ok": 4, "cheat": 1, "format_error": 2, "incorrect": 1}},
     "level1": {"problems": 2, "samples": 6, "correct": 3, "infra_errors": 0,
                "pass_at_k": (5 / 6 + 1) / 2, "pass_at_1": 0.5,
                "avg_at_k": 0.5, "fast_0": 3 / 6,
-               "status_counts": {"ok": 3, "compile_error": 1, "format_error": 1, "incorrect": 1}},
+               "status_counts": {"ok": 3, "cheat": 1, "format_error": 1, "incorrect": 1}},
     "level2": {"problems": 1, "samples": 2, "correct": 1, "infra_errors": 0,
                "pass_at_k": 1.0, "pass_at_1": 0.5, "avg_at_k": 0.5, "fast_0": 0.5,
                "status_counts": {"ok": 1, "format_error": 1}},
