@@ -3,7 +3,7 @@
 namespace kf::cli {
 
 const std::vector<Command>& Commands() {
-  static const std::vector<Command> kCommands = {EvalCommand(), LintCommand()};
+  static const std::vector<Command> kCommands = {EvalCommand(), LintCommand(), BenchCommand()};
   return kCommands;
 }
 

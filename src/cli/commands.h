@@ -25,5 +25,6 @@ const std::vector<Command>& Commands();
 
 Command EvalCommand();
 Command LintCommand();
+Command BenchCommand();
 
 }  // namespace kf::cli
