@@ -25,5 +25,9 @@ const std::vector<Command>& Commands();
 
 Command EvalCommand();
 Command LintCommand();
+Command WorkerCommand();
+#ifdef KFORGE_HAVE_NET
+Command ServeCommand();
+#endif
 
 }  // namespace kf::cli
