@@ -1,6 +1,7 @@
 #include "serve/server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <thread>
 
@@ -228,6 +229,14 @@ Status RunServer(const ServeOptions& opt, queue::Engine* engine, const ProblemRe
   // One byte over our own limit: our handler then answers 413 with a JSON message.
   http.set_payload_max_length(opt.max_body_bytes + 1);
   http.set_keep_alive_max_count(100);
+  // Debian's cpp-httplib listens with a backlog of 5, fixed when it was compiled; a burst of
+  // trainer connections then overflows the accept queue and clients see resets. We keep the
+  // listening socket and listen on it again with a deep backlog (Linux updates it in place).
+  int listen_fd = -1;
+  http.set_socket_options([&listen_fd](socket_t sock) {
+    httplib::default_socket_options(sock);
+    listen_fd = sock;
+  });
 
   using Req = httplib::Request;
   using Res = httplib::Response;
@@ -271,6 +280,7 @@ Status RunServer(const ServeOptions& opt, queue::Engine* engine, const ProblemRe
   } else if (!http.bind_to_port(opt.host, port)) {
     return Status::IoError("cannot listen on " + opt.host + ":" + std::to_string(port));
   }
+  if (listen_fd >= 0) ::listen(listen_fd, 4096);
   std::atomic<bool> ended{false};
   std::thread watcher([&] {
     while (!stop.load() && !ended.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
