@@ -1,6 +1,7 @@
 """The distributed reward service: kforge serve --redis with build and gpu workers, against a
 private redis-server. A gpu worker killed mid-job, the server restarted with jobs pending,
-1,000 concurrent reward requests.
+1,000 concurrent reward requests,
+the delivery limit.
 
 usage: test_redis.py KFORGE [CACHE]
 """
@@ -10,7 +11,8 @@ import signal
 import sys
 import time
 
-from common import (Cluster, PROBLEMS, RELU, SLOW_RELU, fresh, http, read, wait_until)
+from common import (Cluster, PROBLEMS, RELU, SLOW_RELU, free_port, fresh, http, read,
+                    wait_until)
 
 
 def gpu_worker_running(cluster, job_id, names):
@@ -101,6 +103,38 @@ def test_thousand_rewards(c, url):
     print("1000 reward requests answered in %.1f s" % elapsed)
 
 
+def test_delivery_limit(c):
+    """A job already handed out twice without a verdict (its workers died) ends as infra_error
+    on the next delivery, with a diagnostic, when --max-deliveries is 2."""
+    import hashlib
+    import json
+    sha = lambda t: hashlib.sha256(t.encode()).hexdigest()
+    problem = read(os.path.join(PROBLEMS, "level1", "relu.py"))
+    cand = fresh(read(RELU))
+    job_id = sha(sha(problem) + "|" + sha(cand) + "|cpu")
+    job = {"id": job_id, "problem_id": "level1/relu", "problem_hash": sha(problem),
+           "problem_text": problem, "candidate": cand, "backend": "cpu"}
+    p = "kflimit"
+    c.redis("SET", p + ":job:" + job_id, json.dumps(job))
+    c.redis("XGROUP", "CREATE", p + ":stream:gpu", "gpu", "0", "MKSTREAM")
+    c.redis("XGROUP", "CREATE", p + ":stream:build", "build", "0", "MKSTREAM")
+    entry = c.redis("XADD", p + ":stream:gpu", "*", "id", job_id)
+    c.redis("XREADGROUP", "GROUP", "gpu", "ghost-1", "COUNT", "1", "STREAMS", p + ":stream:gpu", ">")
+    c.redis("XCLAIM", p + ":stream:gpu", "gpu", "ghost-2", "0", entry)  # second delivery
+    c.redis("HSET", p + ":errors", job_id, "the judge process died")
+    c.start_worker("gpu-limit", "gpu", c.redis_url,
+                   ["--prefix", p, "--max-deliveries", "2", "--reclaim-idle-ms", "500"])
+    raw = wait_until(lambda: c.redis("HGET", p + ":results", job_id), 120, "the delivery-limit verdict")
+    res = json.loads(raw)
+    v = res["verdict"]
+    assert v["status"] == "infra_error" and res["deliveries"] == 3, res
+    msg = v["diagnostics"][0]["message"]
+    assert "2 times without a verdict" in msg and "the judge process died" in msg, msg
+    assert c.redis("XLEN", p + ":stream:gpu") == "0"
+    c.kill("gpu-limit", signal.SIGTERM)
+    print("delivery limit: infra_error after", res["deliveries"], "deliveries:", msg)
+
+
 def main():
     kforge = sys.argv[1]
     cache = sys.argv[2] if len(sys.argv) > 2 else None
@@ -112,7 +146,6 @@ def main():
         c.start_worker("build-1", "build", c.redis_url, fast)
         c.start_worker("gpu-a", "gpu", c.redis_url, fast)
         c.start_worker("gpu-b", "gpu", c.redis_url, fast)
-        from common import free_port
         port = free_port()
         url = c.start_serve("serve", ["--redis", c.redis_url], port=port)
         t0 = time.time()
@@ -122,6 +155,8 @@ def main():
         url = test_server_restart(c, url, port)
         print("  (%.0f s)" % (time.time() - t0))
         test_thousand_rewards(c, url)
+        print("  (%.0f s)" % (time.time() - t0))
+        test_delivery_limit(c)
         print("  (%.0f s)" % (time.time() - t0))
         code, text, _ = http("GET", url + "/metrics")
         assert "kforge_workers{role=\"gpu\"}" in text and "kforge_verdicts_total" in text, text
