@@ -33,10 +33,12 @@ eval::EvalOptions ToEvalOptions(const EngineFlags& f) {
   eval::EvalOptions opt;
   opt.backend = f.backend.empty() ? eval::DefaultBackend() : f.backend;
   opt.python = f.python.empty() ? eval::DefaultPython() : f.python;
-  opt.cache_dir = f.cache_dir.empty() ? eval::DefaultCacheDir() : std::filesystem::path(f.cache_dir);
+  opt.cache_dir =
+      f.cache_dir.empty() ? eval::DefaultCacheDir() : std::filesystem::path(f.cache_dir);
   opt.runner_dir = eval::FindRunnerDir();
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  opt.build_workers = f.build_workers > 0 ? f.build_workers : static_cast<int>(cores > 0 ? cores : 1);
+  opt.build_workers =
+      f.build_workers > 0 ? f.build_workers : static_cast<int>(cores > 0 ? cores : 1);
   opt.devices = f.devices;
   opt.baselines = !f.no_baselines;
   opt.exec.trials = f.trials;

@@ -1,11 +1,10 @@
 // Flags shared by `kforge serve` and `kforge worker`: how candidates are evaluated.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <atomic>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "eval/eval.h"
 

@@ -51,8 +51,8 @@ int RunServe(ServeFlags& f) {
   const auto& stop = StopOnSignals();
   Status s = serve::RunServer(f.serve, engine->get(), &registry, stop, [&](int port) {
     std::cout << "kforge serve: listening on http://" << f.serve.host << ":" << port << " ("
-              << (*engine)->Name() << " engine, " << eo.backend << " backend, "
-              << registry.size() << " problems)" << std::endl;
+              << (*engine)->Name() << " engine, " << eo.backend << " backend, " << registry.size()
+              << " problems)" << std::endl;
   });
   if (!s.ok()) {
     std::cerr << "kforge serve: " << s.message() << "\n";

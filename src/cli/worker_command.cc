@@ -55,8 +55,9 @@ Command WorkerCommand() {
   return {"worker", "Run build or GPU jobs of `kforge serve --redis` (Redis Streams)",
           [](CLI::App* app) -> std::function<int()> {
             auto f = std::make_shared<WorkerFlags>();
-            app->add_option("--role", f->role, "build (extract, legality, compile) or gpu "
-                                               "(execute on this machine's lanes)")
+            app->add_option("--role", f->role,
+                            "build (extract, legality, compile) or gpu "
+                            "(execute on this machine's lanes)")
                 ->required()
                 ->check(CLI::IsMember({"build", "gpu"}));
             app->add_option("--redis", f->redis, "Redis URL (redis://host:port[/db])");

@@ -31,7 +31,7 @@ class Engine {
 };
 
 struct LocalEngineOptions {
-  eval::EvalOptions eval;        // cache_dir holds the store, artifacts and inline problems
+  eval::EvalOptions eval;          // cache_dir holds the store, artifacts and inline problems
   long long max_in_flight = 4096;  // queued plus running jobs before Submit says kUnavailable
 };
 // The in-process engine: eval.build_workers threads run Prepare, one thread per lane runs
@@ -42,8 +42,8 @@ Result<std::unique_ptr<Engine>> MakeLocalEngine(const LocalEngineOptions& opt);
 struct RedisEngineOptions {
   std::string url = "redis://127.0.0.1:6379";
   std::string prefix = "kf";
-  long long max_in_flight = 10'000;  // build plus gpu stream entries before kUnavailable
-  int connections = 8;               // pooled connections for request threads
+  long long max_in_flight = 10'000;    // build plus gpu stream entries before kUnavailable
+  int connections = 8;                 // pooled connections for request threads
   std::chrono::milliseconds poll{20};  // how often waited-for results are looked up
   std::chrono::milliseconds worker_alive{15'000};  // a worker is counted if seen this recently
 };

@@ -35,9 +35,12 @@ json JobToJson(const JobSpec& j) {
 Result<JobSpec> JobFromJson(const json& j) {
   if (!j.is_object()) return Status::Invalid("job: not a JSON object");
   JobSpec s;
-  for (auto [key, field] : {std::pair{"id", &s.id}, {"problem_id", &s.problem_id},
-                            {"problem_hash", &s.problem_hash}, {"problem_text", &s.problem_text},
-                            {"candidate", &s.candidate}, {"backend", &s.backend}}) {
+  for (auto [key, field] : {std::pair{"id", &s.id},
+                            {"problem_id", &s.problem_id},
+                            {"problem_hash", &s.problem_hash},
+                            {"problem_text", &s.problem_text},
+                            {"candidate", &s.candidate},
+                            {"backend", &s.backend}}) {
     auto it = j.find(key);
     if (it == j.end() || !it->is_string()) {
       return Status::Invalid(std::string("job: missing string field '") + key + "'");
@@ -106,7 +109,8 @@ Result<fs::path> MaterializeProblem(const fs::path& cache_dir, const std::string
   std::error_code ec;
   if (fs::is_regular_file(path, ec)) return path;
   fs::create_directories(path.parent_path(), ec);
-  if (ec) return Status::IoError("cannot create " + path.parent_path().string() + ": " + ec.message());
+  if (ec)
+    return Status::IoError("cannot create " + path.parent_path().string() + ": " + ec.message());
   // Written beside and renamed: a reader on another process never sees half a file.
   fs::path tmp = path;
   tmp += ".tmp" + std::to_string(getpid());

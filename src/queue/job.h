@@ -33,8 +33,8 @@ Result<JobSpec> JobFromJson(const nlohmann::json& j);
 // A finished job: the verdict and who produced it.
 struct JobResult {
   Verdict verdict;
-  std::string worker;   // consumer name of the worker that wrote it ("embedded" in-process)
-  int deliveries = 1;   // how many times the job was handed to a worker
+  std::string worker;  // consumer name of the worker that wrote it ("embedded" in-process)
+  int deliveries = 1;  // how many times the job was handed to a worker
 };
 
 nlohmann::json ResultToJson(const JobResult& r);
@@ -63,10 +63,10 @@ struct JobView {
 
 // What /metrics shows about the engine.
 struct EngineStats {
-  std::map<std::string, long long> queue_depth;      // by queue ("build", "gpu")
-  std::map<std::string, long long> workers;          // live workers by role
-  std::map<std::string, long long> verdicts;         // by status, since the queue was created
-  std::map<std::string, double> stage_ms_sum;        // by stage name
+  std::map<std::string, long long> queue_depth;  // by queue ("build", "gpu")
+  std::map<std::string, long long> workers;      // live workers by role
+  std::map<std::string, long long> verdicts;     // by status, since the queue was created
+  std::map<std::string, double> stage_ms_sum;    // by stage name
   std::map<std::string, long long> stage_count;
   long long in_flight = 0;
   long long capacity = 0;

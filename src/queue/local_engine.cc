@@ -52,8 +52,8 @@ class LocalEngine : public Engine {
       return ViewLocked(job.id);
     }
     if (in_flight_ >= opt_.max_in_flight) {
-      return Status::Unavailable("the evaluation queue is full (" +
-                                 std::to_string(in_flight_) + " jobs in flight)");
+      return Status::Unavailable("the evaluation queue is full (" + std::to_string(in_flight_) +
+                                 " jobs in flight)");
     }
     jobs_[job.id] = Entry{};
     ++in_flight_;
@@ -152,8 +152,10 @@ class LocalEngine : public Engine {
         final_verdict = InfraResult(job, path.status().message(), "embedded", 1).verdict;
       } else {
         eval::Prepared p = ev_->Prepare(*path, job.candidate);
-        if (p.final) final_verdict = ev_->Execute(std::move(p), 0);  // scores, no lane used
-        else prepared = std::move(p);
+        if (p.final)
+          final_verdict = ev_->Execute(std::move(p), 0);  // scores, no lane used
+        else
+          prepared = std::move(p);
       }
       {
         std::lock_guard<std::mutex> g(mu_);
@@ -193,12 +195,12 @@ class LocalEngine : public Engine {
   std::mutex mu_;
   std::condition_variable work_cv_;  // build_q_ or exec_q_ gained an item, or quit_
   std::condition_variable done_cv_;  // a job finished
-  std::deque<JobSpec> build_q_;                                 // guarded by mu_
+  std::deque<JobSpec> build_q_;      // guarded by mu_
   std::deque<std::pair<std::string, eval::Prepared>> exec_q_;  // guarded by mu_
-  std::map<std::string, Entry> jobs_;                           // guarded by mu_
-  long long in_flight_ = 0, building_ = 0, executing_ = 0;      // guarded by mu_
-  EngineStats stats_;                                           // guarded by mu_
-  bool quit_ = false;                                           // guarded by mu_
+  std::map<std::string, Entry> jobs_;                          // guarded by mu_
+  long long in_flight_ = 0, building_ = 0, executing_ = 0;     // guarded by mu_
+  EngineStats stats_;                                          // guarded by mu_
+  bool quit_ = false;                                          // guarded by mu_
   std::vector<std::thread> threads_;
 };
 

@@ -184,9 +184,9 @@ class RedisEngine : public Engine {
   std::vector<std::unique_ptr<Redis>> pool_;  // guarded by pool_mu_
   std::mutex wait_mu_;
   std::condition_variable wait_cv_;
-  std::map<std::string, int> waiting_;         // guarded by wait_mu_: id -> waiters
-  std::map<std::string, JobResult> arrived_;   // guarded by wait_mu_
-  bool quit_ = false;                          // guarded by wait_mu_
+  std::map<std::string, int> waiting_;        // guarded by wait_mu_: id -> waiters
+  std::map<std::string, JobResult> arrived_;  // guarded by wait_mu_
+  bool quit_ = false;                         // guarded by wait_mu_
   std::thread poller_;
 };
 

@@ -39,9 +39,12 @@ Result<std::optional<JobResult>> DecodeResult(const Reply& r) {
 const char* RoleName(Role r) { return r == Role::kBuild ? "build" : "gpu"; }
 
 bool RoleFromName(const std::string& s, Role* r) {
-  if (s == "build") *r = Role::kBuild;
-  else if (s == "gpu") *r = Role::kGpu;
-  else return false;
+  if (s == "build")
+    *r = Role::kBuild;
+  else if (s == "gpu")
+    *r = Role::kGpu;
+  else
+    return false;
   return true;
 }
 
@@ -70,7 +73,8 @@ long long ParseDeliveryCount(const Reply& pending) {
   return e.elements[3].integer;
 }
 
-RedisJobs::RedisJobs(Redis* redis, std::string prefix) : redis_(redis), prefix_(std::move(prefix)) {}
+RedisJobs::RedisJobs(Redis* redis, std::string prefix)
+    : redis_(redis), prefix_(std::move(prefix)) {}
 
 Status RedisJobs::EnsureGroups() {
   for (Role r : {Role::kBuild, Role::kGpu}) {
@@ -211,8 +215,8 @@ Result<bool> RedisJobs::Publish(const std::string& id, const JobResult& r) {
 }
 
 Status RedisJobs::Ack(Role role, const std::string& entry_id) {
-  auto reps = redis_->Pipeline({{"XACK", StreamKey(role), RoleName(role), entry_id},
-                                {"XDEL", StreamKey(role), entry_id}});
+  auto reps = redis_->Pipeline(
+      {{"XACK", StreamKey(role), RoleName(role), entry_id}, {"XDEL", StreamKey(role), entry_id}});
   return reps.ok() ? Status::Ok() : reps.status();
 }
 

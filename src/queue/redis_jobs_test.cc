@@ -1,10 +1,10 @@
 #include "queue/redis_jobs.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "common/hash.h"
 #include "eval/eval.h"
@@ -46,7 +46,8 @@ TEST(RedisUrl, Forms) {
 
 TEST(Entries, ParsesStreamEntriesAndSkipsDeletedOnes) {
   // [[id, [field, value]], [id, nil]] as XAUTOCLAIM gives for an entry deleted meanwhile.
-  Reply entries = Arr({Arr({Str("1-0"), Arr({Str("id"), Str("abc")})}), Arr({Str("2-0"), Reply{}})});
+  Reply entries =
+      Arr({Arr({Str("1-0"), Arr({Str("id"), Str("abc")})}), Arr({Str("2-0"), Reply{}})});
   auto d = ParseEntries(entries);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].entry_id, "1-0");

@@ -14,9 +14,9 @@ using Clock = std::chrono::steady_clock;
 struct Shared {
   std::mutex mu;
   std::condition_variable cv;
-  std::string entry;    // guarded by mu; empty when idle
-  long long done = 0;   // guarded by mu
-  bool quit = false;    // guarded by mu
+  std::string entry;   // guarded by mu; empty when idle
+  long long done = 0;  // guarded by mu
+  bool quit = false;   // guarded by mu
 };
 
 void HeartbeatLoop(const WorkerOptions& opt, const std::string& name, Shared* sh,
@@ -86,14 +86,17 @@ Status Handle(const WorkerOptions& opt, const std::string& name, RedisJobs& jobs
   log << "worker " << name << ": job " << Short(spec.id) << " " << spec.problem_id
       << (d.reclaimed ? " (reclaimed, delivery " + std::to_string(d.deliveries) + ")" : "")
       << std::endl;
-  auto path = MaterializeProblem(opt.cache_dir, spec.problem_id, spec.problem_hash,
-                                 spec.problem_text);
+  auto path =
+      MaterializeProblem(opt.cache_dir, spec.problem_id, spec.problem_hash, spec.problem_text);
   Verdict v;
   bool forward = false;
   bool publish_now = false;  // an infra error no other worker of this kind would fix
   if (!opt.backend.empty() && spec.backend != opt.backend) {
-    v = InfraResult(spec, "the job is for the " + spec.backend + " backend; worker " + name +
-                              " runs " + opt.backend, name, 1).verdict;
+    v = InfraResult(spec,
+                    "the job is for the " + spec.backend + " backend; worker " + name + " runs " +
+                        opt.backend,
+                    name, 1)
+            .verdict;
     publish_now = true;
   } else if (!path.ok()) {
     v = InfraResult(spec, path.status().message(), name, 1).verdict;

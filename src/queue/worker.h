@@ -20,7 +20,7 @@ struct WorkerOptions {
   Role role = Role::kGpu;
   std::string redis_url = "redis://127.0.0.1:6379";
   std::string prefix = "kf";
-  std::string name;  // consumer name; default host-pid-role
+  std::string name;                 // consumer name; default host-pid-role
   std::filesystem::path cache_dir;  // problems sent with jobs are written here
   std::string backend;  // the evaluator's; a job for another backend ends as infra_error
   // An entry idle this long is taken back from its worker, presumed dead. The running worker

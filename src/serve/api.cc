@@ -32,12 +32,13 @@ Status ParseOne(const json& obj, const std::string& where, const ApiLimits& lim,
   if (!s.ok()) return s;
   Status p = StringField(obj, "problem", prefix, 200, &item->problem);
   if (!p.ok() && p.code() != Code::kNotFound) return p;
-  Status ps = StringField(obj, "problem_source", prefix, lim.max_problem_bytes,
-                          &item->problem_source);
+  Status ps =
+      StringField(obj, "problem_source", prefix, lim.max_problem_bytes, &item->problem_source);
   if (!ps.ok() && ps.code() != Code::kNotFound) return ps;
   if (item->problem.empty() == item->problem_source.empty()) {
-    return Status::Invalid("exactly one of '" + prefix + "problem' (a registered problem id) and '" +
-                           prefix + "problem_source' (a problem's text) is required");
+    return Status::Invalid("exactly one of '" + prefix +
+                           "problem' (a registered problem id) and '" + prefix +
+                           "problem_source' (a problem's text) is required");
   }
   return Status::Ok();
 }
@@ -97,8 +98,10 @@ Status ItemFromLabel(const json& label, const std::string& field, ItemRequest* i
                            "' must be a problem id such as \"level1/relu\" or a problem's source");
   }
   const std::string s = label.get<std::string>();
-  if (s.find("class Model") != std::string::npos) item->problem_source = s;
-  else item->problem = s;
+  if (s.find("class Model") != std::string::npos)
+    item->problem_source = s;
+  else
+    item->problem = s;
   return Status::Ok();
 }
 
@@ -174,8 +177,9 @@ Result<ItemRequest> ParseSlime(const json& body, const ApiLimits& lim) {
 json ViewJson(const std::string& id, const queue::JobView& v) {
   using State = queue::JobView::State;
   json j = {{"id", id},
-            {"state", v.state == State::kDone ? "done"
-                      : v.state == State::kPending ? "pending" : "unknown"}};
+            {"state", v.state == State::kDone      ? "done"
+                      : v.state == State::kPending ? "pending"
+                                                   : "unknown"}};
   if (v.result) {
     j["status"] = StatusName(v.result->verdict.status);
     j["verdict"] = ToJson(v.result->verdict);
@@ -198,8 +202,7 @@ json RewardJson(const std::string& id, const queue::JobView& v) {
     const Verdict& vd = v.result->verdict;
     j["correct_trials"] = {{"passed", vd.trials_passed}, {"total", vd.trials_total}};
     j["speedup_vs_eager"] = vd.speedup_vs_eager ? json(*vd.speedup_vs_eager) : json(nullptr);
-    j["speedup_vs_compile"] =
-        vd.speedup_vs_compile ? json(*vd.speedup_vs_compile) : json(nullptr);
+    j["speedup_vs_compile"] = vd.speedup_vs_compile ? json(*vd.speedup_vs_compile) : json(nullptr);
     j["candidate_ms"] = vd.candidate_ms ? json(vd.candidate_ms->median_ms) : json(nullptr);
     j["feedback"] = vd.feedback;
   }

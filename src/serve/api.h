@@ -14,8 +14,8 @@ namespace kf::serve {
 
 // Limits that keep one request from taking the service down; each is checked while parsing.
 struct ApiLimits {
-  size_t max_items = 4096;                  // per batch
-  size_t max_candidate_bytes = 1 << 20;     // 1 MiB: far above any real kernel
+  size_t max_items = 4096;               // per batch
+  size_t max_candidate_bytes = 1 << 20;  // 1 MiB: far above any real kernel
   size_t max_problem_bytes = 1 << 20;
 };
 

@@ -26,8 +26,8 @@ TEST(ParseItems, WrongTypesAndBothProblemsAreRefused) {
   auto a = ParseItems(json{{"problem", 3}, {"candidate", "x"}}, ApiLimits{});
   ASSERT_FALSE(a.ok());
   EXPECT_NE(a.status().message().find("'problem' must be a string"), std::string::npos);
-  auto b = ParseItems(json{{"problem", "p"}, {"problem_source", "s"}, {"candidate", "x"}},
-                      ApiLimits{});
+  auto b =
+      ParseItems(json{{"problem", "p"}, {"problem_source", "s"}, {"candidate", "x"}}, ApiLimits{});
   ASSERT_FALSE(b.ok());
   EXPECT_NE(b.status().message().find("exactly one of"), std::string::npos);
   EXPECT_FALSE(ParseItems(json::array(), ApiLimits{}).ok());
@@ -93,8 +93,8 @@ TEST(OpenRlhf, ResponseUsesMissingRewardWhereThereIsNone) {
 }
 
 TEST(Slime, NeedsLabelAndResponse) {
-  auto ok = ParseSlime(json{{"prompt", "p"}, {"response", "r"}, {"label", "level1/relu"}},
-                       ApiLimits{});
+  auto ok =
+      ParseSlime(json{{"prompt", "p"}, {"response", "r"}, {"label", "level1/relu"}}, ApiLimits{});
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok->candidate, "r");
   auto no_label = ParseSlime(json{{"response", "r"}}, ApiLimits{});

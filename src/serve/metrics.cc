@@ -42,7 +42,8 @@ std::string RenderMetrics(const std::string& engine, bool engine_ok, const queue
   Header(o, "kforge_engine_up", "gauge", "1 when the job engine answered (Redis reachable)");
   o << "kforge_engine_up{engine=\"" << engine << "\"} " << (engine_ok ? 1 : 0) << "\n";
   Header(o, "kforge_queue_depth", "gauge", "jobs waiting or running, by stage");
-  for (const auto& [q, n] : s.queue_depth) o << "kforge_queue_depth{queue=\"" << q << "\"} " << n << "\n";
+  for (const auto& [q, n] : s.queue_depth)
+    o << "kforge_queue_depth{queue=\"" << q << "\"} " << n << "\n";
   Header(o, "kforge_jobs_in_flight", "gauge", "jobs submitted and not finished");
   o << "kforge_jobs_in_flight " << s.in_flight << "\n";
   Header(o, "kforge_jobs_capacity", "gauge", "jobs in flight beyond which submissions get 503");

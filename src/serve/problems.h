@@ -37,8 +37,8 @@ class ProblemRegistry {
   Result<queue::JobSpec> MakeJob(const ItemRequest& item, const std::string& backend) const;
 
  private:
-  std::map<std::string, Problem> by_path_;          // path -> problem
-  std::map<std::string, std::string> ids_;          // id (and alias) -> path
+  std::map<std::string, Problem> by_path_;  // path -> problem
+  std::map<std::string, std::string> ids_;  // id (and alias) -> path
 };
 
 }  // namespace kf::serve

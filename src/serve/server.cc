@@ -15,11 +15,16 @@ using queue::JobView;
 
 int HttpCode(const Status& s) {
   switch (s.code()) {
-    case Code::kInvalidArgument: return 400;
-    case Code::kNotFound: return 404;
-    case Code::kUnavailable: return 503;
-    case Code::kTimeout: return 504;
-    default: return 500;
+    case Code::kInvalidArgument:
+      return 400;
+    case Code::kNotFound:
+      return 404;
+    case Code::kUnavailable:
+      return 503;
+    case Code::kTimeout:
+      return 504;
+    default:
+      return 500;
   }
 }
 
@@ -45,8 +50,10 @@ class Service {
     Answer a;
     json body;
     if (req.body.size() > opt_.max_body_bytes) {
-      a = {413, ErrorJson("the body is " + std::to_string(req.body.size()) +
-                          " bytes; the limit is " + std::to_string(opt_.max_body_bytes)), ""};
+      a = {413,
+           ErrorJson("the body is " + std::to_string(req.body.size()) + " bytes; the limit is " +
+                     std::to_string(opt_.max_body_bytes)),
+           ""};
     } else if (needs_body && (body = json::parse(req.body, nullptr, false)).is_discarded()) {
       a = {400, ErrorJson("the body is not valid JSON"), ""};
     } else {
@@ -62,8 +69,7 @@ class Service {
     } else {
       res.set_content(Dump(a.body), "application/json");
     }
-    metrics_.Record(route, a.code,
-                    std::chrono::duration<double>(Clock::now() - t0).count());
+    metrics_.Record(route, a.code, std::chrono::duration<double>(Clock::now() - t0).count());
   }
 
   // Every item becomes a job first (so an unknown problem refuses the whole request before
@@ -83,14 +89,17 @@ class Service {
   }
 
   // Waits for every job until the deadline; a job not done by then stays pending.
-  std::vector<JobView> WaitAll(const std::vector<queue::JobSpec>& jobs, Clock::time_point deadline) {
+  std::vector<JobView> WaitAll(const std::vector<queue::JobSpec>& jobs,
+                               Clock::time_point deadline) {
     std::vector<JobView> out;
     for (const auto& j : jobs) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
       auto v = engine_->Wait(j.id, std::max(left, std::chrono::milliseconds(0)));
       JobView view;
-      if (v.ok()) view = *v;
-      else view.state = JobView::State::kPending;  // the engine could not be asked: not lost
+      if (v.ok())
+        view = *v;
+      else
+        view.state = JobView::State::kPending;  // the engine could not be asked: not lost
       out.push_back(std::move(view));
     }
     return out;
@@ -191,7 +200,9 @@ class Service {
 
   Answer Health() {
     auto s = engine_->Stats();
-    json out = {{"ok", s.ok()}, {"engine", engine_->Name()}, {"problems", problems_->size()},
+    json out = {{"ok", s.ok()},
+                {"engine", engine_->Name()},
+                {"problems", problems_->size()},
                 {"backend", opt_.backend}};
     if (!s.ok()) {
       out["error"] = s.status().message();
@@ -283,7 +294,8 @@ Status RunServer(const ServeOptions& opt, queue::Engine* engine, const ProblemRe
   if (listen_fd >= 0) ::listen(listen_fd, 4096);
   std::atomic<bool> ended{false};
   std::thread watcher([&] {
-    while (!stop.load() && !ended.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    while (!stop.load() && !ended.load())
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
     http.stop();
   });
   on_listening(port);
