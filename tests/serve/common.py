@@ -121,12 +121,17 @@ class Cluster:
                                             cwd=ROOT, start_new_session=True)
 
     def kill(self, name, sig=signal.SIGKILL):
+        """Signals the process group (the process and the runner processes it started); after
+        SIGTERM, waits for a clean exit (jobs in hand are finished) and then SIGKILLs."""
         p = self.procs.pop(name)
         try:
-            os.killpg(p.pid, sig)  # the process and the runner processes it started
+            os.killpg(p.pid, sig)
+            p.wait(timeout=30)
         except ProcessLookupError:
             pass
-        p.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait(timeout=30)
 
     def stop(self, keep_logs=False):
         # kforge first (it would only retry a vanished Redis), redis-server last.

@@ -50,7 +50,7 @@ def main():
     c = Cluster(kforge, cache)
     ok = False
     try:
-        url = c.start_serve("serve", ["--max-in-flight", "2", "--max-body-bytes", str(1 << 20)])
+        url = c.start_serve("serve", ["--max-in-flight", "3", "--max-body-bytes", str(1 << 20)])
         code, body, _ = http("GET", url + "/v1/problems")
         assert code == 200 and any(p["id"] == "level1/relu" for p in body["problems"]), body
 
@@ -62,10 +62,15 @@ def main():
         # Idempotent: the same problem and candidate are the same job.
         code, again, _ = http("POST", url + "/v1/evaluations", {"problem": "level1/relu", "candidate": slow})
         assert again["id"] == slow_id, again
-        # Full (2 in flight): a third distinct job is refused with 503 and Retry-After.
-        code2, _, _ = http("POST", url + "/v1/evaluations", {"problem": "level1/relu", "candidate": fresh(read(SLOW_RELU))})
-        code3, body3, hdrs = http("POST", url + "/v1/evaluations", {"problem": "level1/relu", "candidate": fresh(read(SLOW_RELU))})
-        assert code2 == 202 and code3 == 503 and "Retry-After" in hdrs, (code2, code3, body3, hdrs)
+        # Full (3 in flight: the slow job runs, two wait behind it): a fourth distinct job is
+        # refused with 503 and Retry-After.
+        fill = []
+        for _ in range(2):
+            code2, body2, _ = http("POST", url + "/v1/evaluations", {"problem": "level1/relu", "candidate": fresh(read(RELU))})
+            assert code2 == 202, (code2, body2)
+            fill.append(body2["id"])
+        code3, body3, hdrs = http("POST", url + "/v1/evaluations", {"problem": "level1/relu", "candidate": fresh(read(RELU))})
+        assert code3 == 503 and "Retry-After" in hdrs, (code3, body3, hdrs)
         assert "full" in body3["error"], body3
         print("overload: 503 with Retry-After:", hdrs["Retry-After"])
 
@@ -73,6 +78,9 @@ def main():
         code, body, _ = http("GET", url + "/v1/evaluations/%s?wait=300" % slow_id, timeout=320)
         assert code == 200 and body["state"] == "done" and body["status"] != "infra_error", body
         print("the job in flight during the bad requests:", body["status"])
+        for job in fill:  # then the queue has room again
+            code, body, _ = http("GET", url + "/v1/evaluations/%s?wait=300" % job, timeout=320)
+            assert code == 200 and body["state"] == "done", body
 
         # A batch reward: an inline problem and a registered one, and a format error.
         relu = read(RELU)

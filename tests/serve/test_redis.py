@@ -43,8 +43,12 @@ def test_killed_gpu_worker(c, url):
     assert body["status"] != "infra_error", body["verdict"]["diagnostics"]
     # Exactly one verdict: one entry in the results hash, written once, nothing left pending.
     assert c.redis("HEXISTS", "kf:results", job) == "1"
-    lines = [l for l in c.log(survivor).splitlines() if job[:12] in l and "verdict" in l]
+    # (The worker logs after writing: the verdict can be read before the line is there.)
+    def verdict_lines():
+        return [l for l in c.log(survivor).splitlines() if job[:12] in l and "verdict" in l]
+    lines = wait_until(verdict_lines, 30, "the survivor's log line")
     assert len(lines) == 1 and "(verdict written)" in lines[0], lines
+    assert job[:12] + " ok" not in c.log(victim) and "verdict" not in c.log(victim), c.log(victim)
     assert c.redis("XLEN", "kf:stream:gpu") == "0"
     assert c.redis("XLEN", "kf:stream:build") == "0"
     print("kill: one verdict,", body["status"], "by", survivor, "after", body["deliveries"], "deliveries")
