@@ -58,6 +58,7 @@ int RunServe(ServeFlags& f) {
     std::cerr << "kforge serve: " << s.message() << "\n";
     return kExitInfra;
   }
+  std::cerr << "kforge serve: stopping (jobs in hand are finished first)" << std::endl;
   return kExitOk;
 }
 
