@@ -50,6 +50,7 @@ std::vector<const Problem*> ProblemRegistry::List() const {
   std::map<std::string, const Problem*> by_id;
   for (const auto& [path, p] : by_path_) by_id[p.id] = &p;
   std::vector<const Problem*> out;
+  out.reserve(by_id.size());
   for (const auto& [id, p] : by_id) out.push_back(p);
   return out;
 }
