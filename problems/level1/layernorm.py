@@ -4,6 +4,8 @@ import torch.nn as nn
 
 batch_size = 2048
 hidden = 1024
+# Other sizes this problem is valid for: kforge runs one extra correctness trial on each.
+KFORGE_SHAPE_VARIANTS = [{"batch_size": 1000}]
 
 
 class Model(nn.Module):

@@ -5,6 +5,8 @@ import torch.nn as nn
 batch_size = 64
 reduce_dim = 1024
 inner_dim = 64
+# Other sizes this problem is valid for: kforge runs one extra correctness trial on each.
+KFORGE_SHAPE_VARIANTS = [{"batch_size": 40, "reduce_dim": 700, "inner_dim": 48}]
 
 
 class Model(nn.Module):

@@ -163,12 +163,13 @@ def _child_build(msg):
 
 
 def _wait(chan, pid):
-    """Waits for the build child. If the supervisor goes away meanwhile (killed, crashed), the
-    compile is abandoned: the child, its compilers and this worker end together."""
+    """Waits for the build child; returns its wait status and the CPU seconds it and its reaped
+    descendants (ninja, the compilers) used. If the supervisor goes away meanwhile (killed,
+    crashed), the compile is abandoned: the child, its compilers and this worker end together."""
     while True:
-        got, status = os.waitpid(pid, os.WNOHANG)
+        got, status, usage = os.wait4(pid, os.WNOHANG)
         if got == pid:
-            return status
+            return status, usage.ru_utime + usage.ru_stime
         readable, _, _ = select.select([chan.sock], [], [], 0.5)
         if readable:
             try:
@@ -192,7 +193,7 @@ def build(chan, msg):
             _child_build(msg)
         finally:
             os._exit(3)
-    status = _wait(chan, pid)
+    status, cpu_s = _wait(chan, pid)
     shutil.rmtree(msg["tmp"], ignore_errors=True)
     try:
         with open(os.path.join(msg["dir"], "result.json")) as f:
@@ -205,6 +206,7 @@ def build(chan, msg):
         except OSError:
             pass
         result = {"ok": False, "message": "the build process died (wait status %d)\n%s" % (status, log)}
+    result["cpu_s"] = cpu_s
     return result
 
 

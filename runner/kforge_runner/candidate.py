@@ -14,7 +14,7 @@ import torch
 
 from . import guard, sandbox, transport
 from .channel import Channel
-from .common import as_list, device_sync, load_extension, redirect_output
+from .common import Perturber, as_list, device_sync, load_extension, redirect_output
 
 native = None
 CANDIDATE_FILE = "candidate.py"
@@ -62,6 +62,7 @@ class Host:
         self.model = None
         self.opened = {}  # slot name -> (inputs, outputs) tensors
         self.timed_last = {}  # slot name -> last outputs of timed calls
+        self.perturbers = {}  # slot name -> Perturber over the slot's inputs as first timed
         self.build_failed = None
         self.sandbox = "unavailable: not entered"
         self.sandbox_error = None  # set: the confinement failed, so no candidate code may run
@@ -183,9 +184,22 @@ class Host:
     def op_time(self, msg):
         names = msg["slots"]
         sets = [self._open(n, d)[0] for n, d in zip(names, msg["buffers"])]
+        before = None
+        seed = int(msg.get("perturb_seed", 0))
+        if seed:
+            # The judge's pristine inputs, copied before any timed call could touch them.
+            perturbers = []
+            for n, inputs in zip(names, sets):
+                if n not in self.perturbers:
+                    base = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+                    self.perturbers[n] = Perturber(base, seed)
+                perturbers.append(self.perturbers[n])
+
+            def before(slot, index):
+                perturbers[slot].apply(sets[slot], index)
         dev_ms, wall_ms, last = self.run_batch(self.model, sets, int(msg["first"]),
                                                  int(msg["iters"]), True,
-                                                 self.device.type == "cuda")
+                                                 self.device.type == "cuda", before)
         for n, out in zip(names, last):
             if out is not None:
                 self.timed_last[n] = out

@@ -37,3 +37,61 @@ def redirect_output(path):
     os.dup2(fd, 1)
     os.dup2(fd, 2)
     os.close(fd)
+
+
+# ---- fresh inputs for every timed call (H06) ------------------------------------------------
+# Before each timed call its floating-point inputs are rewritten as base * noise, the noise a
+# window into a secret per-slot tensor of factors in (1 - EPS, 1] at an offset drawn from the
+# call's index. Every element changes (so no checksum, pointer or sample of values repeats),
+# signs and [0, 1] ranges are kept, and it costs one multiply: no random numbers per call. The
+# judge rebuilds the same inputs from its own pristine copy to check the timed outputs.
+PERTURB_EPS = 1.0 / 64
+PERTURB_SPAN = 1 << 16
+
+
+def _mix(*values):
+    """A 63-bit hash of integers (splitmix64 steps); identical in the judge and the candidate."""
+    x = 0x9E3779B97F4A7C15
+    for v in values:
+        x = (x ^ (int(v) & 0xFFFFFFFFFFFFFFFF)) & 0xFFFFFFFFFFFFFFFF
+        x = (x + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+        x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+        x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+        x ^= x >> 31
+    return x >> 1
+
+
+class Perturber:
+    """Rewrites one input set before each timed call; see the comment above."""
+
+    def __init__(self, base, seed):
+        import torch
+        self.base = base
+        self.seed = int(seed)
+        self.noise = []
+        for j, x in enumerate(base):
+            if isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel() > 0:
+                g = torch.Generator(device=x.device)
+                g.manual_seed(_mix(self.seed, j))
+                u = torch.rand(x.numel() + PERTURB_SPAN, generator=g, device=x.device,
+                               dtype=torch.float32)
+                self.noise.append((1.0 - PERTURB_EPS * u).to(x.dtype))
+            else:
+                self.noise.append(None)
+
+    def _factor(self, j, index):
+        x = self.base[j]
+        off = _mix(self.seed, index, j) % PERTURB_SPAN
+        return self.noise[j][off:off + x.numel()].view(x.shape)
+
+    def apply(self, bufs, index):
+        """Writes the inputs of timed call `index` into bufs (the shared buffers)."""
+        import torch
+        for j, n in enumerate(self.noise):
+            if n is not None:
+                torch.mul(self.base[j], self._factor(j, index), out=bufs[j])
+
+    def inputs(self, index):
+        """The inputs of timed call `index`, as new tensors."""
+        return [x * self._factor(j, index) if n is not None else x
+                for j, (x, n) in enumerate(zip(self.base, self.noise))]

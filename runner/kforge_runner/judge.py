@@ -15,7 +15,7 @@ import torch
 
 from . import transport
 from .channel import Channel
-from .common import as_list, device_sync, load_extension, parse_fd
+from .common import Perturber, as_list, device_sync, load_extension, parse_fd
 
 native = None
 
@@ -51,6 +51,7 @@ class Slot:
             self.out_descs.append(d)
         self.signature = self._signature(inputs, refs)
         self.pristine, self.refs = [], []
+        self.replay_refs = None  # for a swapped trial: the answers to the unswapped inputs
 
     @staticmethod
     def _signature(inputs, refs):
@@ -60,7 +61,8 @@ class Slot:
             return ("v", repr(x))
         return tuple(sig(x) for x in inputs), tuple(sig(r) for r in refs)
 
-    def fill(self, inputs, refs):
+    def fill(self, inputs, refs, replay_refs=None):
+        self.replay_refs = replay_refs
         self.pristine = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         for buf, x in zip(self.in_bufs, inputs):
             if isinstance(x, torch.Tensor):
@@ -104,15 +106,33 @@ class Problem:
         self.compiled = None
         self.compile_error = None
         self.slots = {}
+        # Other sizes the problem declares valid (H19): module globals to set while drawing,
+        # e.g. KFORGE_SHAPE_VARIANTS = [{"batch_size": 3, "dim": 1000}].
+        self.variants = list(getattr(module, "KFORGE_SHAPE_VARIANTS", []) or [])
+        for i, v in enumerate(self.variants):
+            if not isinstance(v, dict) or not all(hasattr(module, k) for k in v):
+                raise ValueError("KFORGE_SHAPE_VARIANTS[%d] must be a dict of the problem's own "
+                                 "module globals, got %r" % (i, v))
 
-    def draw(self, seed, signed):
+    def _get_inputs(self, variant):
+        saved = {}
+        if variant is not None:
+            for k, v in self.variants[variant].items():
+                saved[k] = getattr(self.module, k)
+                setattr(self.module, k, v)
+        try:
+            ctx = _device_ctx(self.device)
+            if ctx is not None:
+                with ctx:
+                    return list(self.module.get_inputs())
+            return list(self.module.get_inputs())
+        finally:
+            for k, v in saved.items():
+                setattr(self.module, k, v)
+
+    def draw(self, seed, signed, variant=None):
         torch.manual_seed(seed)
-        ctx = _device_ctx(self.device)
-        if ctx is not None:
-            with ctx:
-                inputs = list(self.module.get_inputs())
-        else:
-            inputs = list(self.module.get_inputs())
+        inputs = self._get_inputs(variant)
         inputs = [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in inputs]
         if signed:
             # Same shapes, values of both signs: catches kernels that only work on the
@@ -130,7 +150,7 @@ class Problem:
                 raise ValueError("the reference returned a %s, not a tensor" % type(r).__name__)
         return [r.detach().clone() for r in refs]
 
-    def slot(self, name, inputs, refs):
+    def slot(self, name, inputs, refs, replay_refs=None):
         slot = self.slots.get(name)
         sig = Slot._signature(inputs, refs)
         if slot is None or slot.signature != sig:
@@ -138,13 +158,35 @@ class Problem:
                 slot.release()
             slot = Slot(self.exporter, inputs, refs)
             self.slots[name] = slot
-        slot.fill(inputs, refs)
+        slot.fill(inputs, refs, replay_refs)
         return slot
 
     def release(self):
         for s in self.slots.values():
             s.release()
         self.slots = {}
+
+
+def swap_some(inputs, seed, pairs=16):
+    """The same inputs with a few pairs of elements swapped in each tensor (H06): the values,
+    their sum and their range are unchanged, so a cache keyed on a sample or a checksum of the
+    contents finds its old entry and replays a wrong answer."""
+    g = torch.Generator()
+    g.manual_seed(int(seed))
+    out = []
+    for x in inputs:
+        if isinstance(x, torch.Tensor) and x.numel() >= 2:
+            y = x.clone(memory_format=torch.contiguous_format)
+            flat = y.view(-1)
+            idx = torch.randint(0, flat.numel(), (2 * pairs,), generator=g).to(y.device)
+            a, b = idx[:pairs], idx[pairs:]
+            va = flat[a].clone()
+            flat[a] = flat[b]
+            flat[b] = va
+            out.append(y)
+        else:
+            out.append(x)
+    return out
 
 
 def _finite(refs):
@@ -241,16 +283,30 @@ class Judge:
         self.problems[msg["id"]] = p
         inputs = p.draw(int(msg["init_seed"]) + 1, False)
         refs = p.reference(inputs)
+        for i in range(len(p.variants)):
+            try:
+                p.reference(p.draw(int(msg["init_seed"]) + 2, False, i))
+            except Exception as e:
+                raise ValueError("the reference fails on KFORGE_SHAPE_VARIANTS[%d] %r: %s"
+                                 % (i, p.variants[i], e))
         return {"ok": True, "init_inputs": p.init_inputs,
-                "inputs": [_meta(x) for x in inputs], "outputs": [_meta(r) for r in refs]}
+                "inputs": [_meta(x) for x in inputs], "outputs": [_meta(r) for r in refs],
+                "shape_variants": [{k: repr(v) for k, v in d.items()} for d in p.variants]}
 
     def op_prepare(self, msg):
         p = self.problems[msg["problem"]]
-        inputs = p.draw(int(msg["seed"]), bool(msg.get("signed")))
+        variant = msg.get("variant")
+        inputs = p.draw(int(msg["seed"]), bool(msg.get("signed")),
+                        None if variant is None else int(variant))
         refs = p.reference(inputs)
         if msg.get("signed") and not _finite(refs):
             return {"ok": True, "skip": "the reference is not finite on signed inputs"}
-        slot = p.slot(msg["slot"], inputs, refs)
+        replay_refs = None
+        if msg.get("swap_seed"):
+            replay_refs = refs
+            inputs = swap_some(inputs, msg["swap_seed"])
+            refs = p.reference(inputs)
+        slot = p.slot(msg["slot"], inputs, refs, replay_refs)
         device_sync(self.device)
         return {"ok": True, "slot": slot.describe()}
 
@@ -258,13 +314,19 @@ class Judge:
         p = self.problems[msg["problem"]]
         slot = p.slots[msg["slot"]]
         device_sync(self.device)
-        for i, (buf, orig) in enumerate(zip(slot.in_bufs, slot.pristine)):
+        expected_inputs, refs = slot.pristine, slot.refs
+        if msg.get("perturb"):
+            # Timed outputs: the last timed call saw the inputs of its own index.
+            perturb = msg["perturb"]
+            expected_inputs = Perturber(slot.pristine, perturb["seed"]).inputs(int(perturb["index"]))
+            refs = p.reference(expected_inputs)
+        for i, (buf, orig) in enumerate(zip(slot.in_bufs, expected_inputs)):
             if isinstance(orig, torch.Tensor) and not torch.equal(buf, orig):
                 return {"ok": True, "pass": False, "rule": "H09", "code": "input_mutated",
                         "message": "the candidate changed input %d in place" % i}
         results = []
         ok = True
-        for i, (buf, ref) in enumerate(zip(slot.out_bufs, slot.refs)):
+        for i, (buf, ref) in enumerate(zip(slot.out_bufs, refs)):
             dt = transport.dtype_name(ref.dtype)
             atol = float(msg.get("atol", {}).get(dt, TOLERANCE.get(dt, 0.0)))
             rtol = float(msg.get("rtol", {}).get(dt, TOLERANCE.get(dt, 0.0)))
@@ -272,6 +334,15 @@ class Judge:
             facts.update({"output": i, "atol": atol, "rtol": rtol, "pass": good})
             results.append(facts)
             ok = ok and good
+        if not ok and slot.replay_refs is not None and not msg.get("perturb"):
+            # Wrong, and exactly the answer to the inputs before a few values were swapped:
+            # an answer remembered from an earlier call.
+            if all(compare(buf, old, 0.0, 0.0)[0] for buf, old in zip(slot.out_bufs, slot.replay_refs)):
+                slot.poison()
+                return {"ok": True, "pass": False, "rule": "H06", "code": "replayed",
+                        "message": "after a few input values were swapped, the outputs were "
+                                   "exactly the answer to the earlier inputs: results are "
+                                   "remembered, not computed"}
         slot.poison()
         return {"ok": True, "pass": ok, "outputs": results}
 
@@ -295,11 +366,20 @@ class Judge:
         else:
             return {"ok": False, "message": "unknown timing mode %r" % mode}
         arg_sets = [list(s.pristine) for s in slots]
+        before = None
+        if mode == "noop" and msg.get("perturb_seed"):
+            # What an empty call costs when each is given fresh inputs, as candidates are.
+            arg_sets = [[x.clone() if isinstance(x, torch.Tensor) else x for x in a] for a in arg_sets]
+            perturbers = [Perturber(list(s.pristine), msg["perturb_seed"]) for s in slots]
+
+            def before(slot, index):
+                perturbers[slot].apply(arg_sets[slot], index)
         try:
             with torch.no_grad():
                 dev_ms, wall_ms, _ = native.run_batch(fn, arg_sets, int(msg["first"]),
                                                       int(msg["iters"]), bool(msg.get("flush", True)),
-                                                      torch.device(self.device).type == "cuda")
+                                                      torch.device(self.device).type == "cuda",
+                                                      before)
         except Exception as e:  # torch.compile failures are reported, not fatal
             if mode == "compile":
                 p.compile_error = "torch.compile failed: %s" % str(e).splitlines()[0][:300]

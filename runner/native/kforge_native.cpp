@@ -105,11 +105,11 @@ void DeviceSync(bool cuda) {
 #endif
 }
 
-// Runs fn(*arg_sets[(first + k) % P]) for k in [0, iters): flush, time one call, device-wide
-// sync. Returns (device_ms, wall_ms, last_outputs) where last_outputs[j] is the value of the
+// Runs fn(*arg_sets[(first + k) % P]) for k in [0, iters): before(slot, first + k) when given
+// (fresh inputs, untimed), flush, time one call, device-wide sync. Returns (device_ms, wall_ms, last_outputs) where last_outputs[j] is the value of the
 // last call made with arg_sets[j] (None if none), so the judge can check timed outputs.
 py::tuple RunBatch(py::function fn, py::list arg_sets, int64_t first, int64_t iters, bool flush,
-                   bool cuda) {
+                   bool cuda, py::object before) {
   const size_t pool = py::len(arg_sets);
   if (pool == 0) throw std::invalid_argument("run_batch needs at least one argument set");
 #ifndef KFORGE_WITH_CUDA
@@ -130,6 +130,7 @@ py::tuple RunBatch(py::function fn, py::list arg_sets, int64_t first, int64_t it
 #endif
   for (int64_t k = 0; k < iters; ++k) {
     const size_t slot = static_cast<size_t>(first + k) % pool;
+    if (!before.is_none()) before(slot, first + k);
     if (flush) flusher->Flush(static_cast<int>(first + k));
     DeviceSync(cuda);
     auto w0 = Clock::now();
@@ -177,7 +178,9 @@ bool HasCuda() {
 }  // namespace
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
-  m.def("run_batch", &RunBatch, "time a batch of calls (see kforge_native.cpp)");
+  m.def("run_batch", &RunBatch, "time a batch of calls (see kforge_native.cpp)", py::arg("fn"),
+        py::arg("arg_sets"), py::arg("first"), py::arg("iters"), py::arg("flush"), py::arg("cuda"),
+        py::arg("before") = py::none());
   m.def("device_sync", &DeviceSync, "device-wide synchronize");
   m.def("has_cuda", &HasCuda, "whether this build can time CUDA work");
 }

@@ -53,6 +53,7 @@ struct Artifact {
   std::string error_text;  // the compiler's output (tail) when !ok
   std::vector<CompilerMessage> messages;
   double build_ms = 0;     // compile time, 0 for a cache hit
+  double cpu_ms = 0;       // CPU time of the compile (user + sys, compilers included); 0 for a hit
   bool cache_hit = false;
 };
 

@@ -234,6 +234,7 @@ class Builder::Impl {
     if (ec) return Status::IoError("cannot store artifact " + dir.string() + ": " + ec.message());
     Artifact a = ArtifactFromResult(key, dir, *reply, spec);
     a.build_ms = ms;
+    a.cpu_ms = 1000.0 * reply->value("cpu_s", 0.0);
     return a;
   }
 

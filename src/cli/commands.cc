@@ -4,7 +4,7 @@ namespace kf::cli {
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {
-      EvalCommand(), LintCommand(),
+      EvalCommand(), LintCommand(), BenchCommand(),
 #ifdef KFORGE_HAVE_NET
       ServeCommand(),
 #endif

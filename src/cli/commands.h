@@ -25,6 +25,7 @@ const std::vector<Command>& Commands();
 
 Command EvalCommand();
 Command LintCommand();
+Command BenchCommand();
 Command WorkerCommand();
 #ifdef KFORGE_HAVE_NET
 Command ServeCommand();

@@ -296,6 +296,7 @@ Prepared Evaluator::Impl::Prepare(const fs::path& problem_path, const std::strin
   }
   bool all_hit = true;
   int compiled = 0;
+  double cpu_ms = 0;
   bool build_ok = true;
   std::optional<Status> build_infra;
   size_t bi = 0;
@@ -308,6 +309,7 @@ Prepared Evaluator::Impl::Prepare(const fs::path& problem_path, const std::strin
     }
     all_hit = all_hit && a->cache_hit;
     compiled += a->cache_hit ? 0 : 1;
+    cpu_ms += a->cpu_ms;
     if (!a->ok) {
       build_ok = false;
       for (auto& d : BuildDiagnostics(*a, call.spec, &call, text)) v.diagnostics.push_back(d);
@@ -320,7 +322,7 @@ Prepared Evaluator::Impl::Prepare(const fs::path& problem_path, const std::strin
   int unresolved = 0;
   for (const auto& call : cand.inline_calls) unresolved += call.resolved ? 0 : 1;
   v.stages.push_back({"build", build_ok, MsSince(t0),
-                      {{"cache_hit", all_hit}, {"compiled", compiled},
+                      {{"cache_hit", all_hit}, {"compiled", compiled}, {"cpu_ms", cpu_ms},
                        {"deferred_to_run_time", unresolved}}});
   if (!build_ok) return final_as(VerdictStatus::kCompileError);
   return p;

@@ -47,6 +47,8 @@ struct ProblemInfo {
   nlohmann::json init_inputs;  // what Model(*init_inputs) was built with
   nlohmann::json inputs;       // shapes/dtypes/strides of one draw of get_inputs()
   nlohmann::json outputs;      // shapes/dtypes of the reference outputs
+  // Other sizes the problem declares valid (KFORGE_SHAPE_VARIANTS): one trial each (H19).
+  nlohmann::json shape_variants = nlohmann::json::array();
 };
 
 // How the lane asks for a load_inline extension the candidate requests at run time.

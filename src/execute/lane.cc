@@ -106,6 +106,7 @@ Result<ProblemInfo> Lane::LoadProblem(const std::string& id, const fs::path& pat
   p.init_inputs = (*r)["init_inputs"];
   p.inputs = (*r)["inputs"];
   p.outputs = (*r)["outputs"];
+  if (r->contains("shape_variants")) p.shape_variants = (*r)["shape_variants"];
   return p;
 }
 
@@ -125,17 +126,19 @@ Result<std::vector<nlohmann::json>> Lane::Impl::PreparePool(const std::string& p
   return descs;
 }
 
-Result<double> Lane::Impl::NoopCost(const std::string& problem, int pool) {
-  if (noop_ms_per_call >= 0) return noop_ms_per_call;
+Result<double> Lane::Impl::NoopCost(const std::string& problem, int pool, uint64_t perturb_seed) {
+  auto it = noop_ms_per_call.find(problem);
+  if (it != noop_ms_per_call.end()) return it->second;
   const int iters = 20;
   auto t0 = std::chrono::steady_clock::now();
   auto r = judge.Request({{"op", "time"}, {"problem", problem}, {"mode", "noop"},
-                          {"slots", PoolNames(pool)}, {"first", 0}, {"iters", iters}},
+                          {"slots", PoolNames(pool)}, {"first", 0}, {"iters", iters},
+                          {"perturb_seed", perturb_seed}},
                          milliseconds(120000));
   if (!r.ok()) return r.status();
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  noop_ms_per_call = ms / iters;
-  return noop_ms_per_call;
+  noop_ms_per_call[problem] = ms / iters;
+  return ms / iters;
 }
 
 Result<BaselineResult> Lane::TimeBaselines(const std::string& problem_id, const TimingOptions& opt,

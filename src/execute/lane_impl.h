@@ -2,6 +2,8 @@
 // candidate's run). Internal to execute.
 #pragma once
 
+#include <map>
+
 #include <functional>
 #include <random>
 
@@ -26,7 +28,9 @@ class Lane::Impl {
   DeviceInfo device;
   bool ready = false;
   int spawned = 0;
-  double noop_ms_per_call = -1;  // the judge's measured cost of an empty timed call
+  // The judge's measured cost of an empty timed call given fresh inputs, by problem: the
+  // inputs' size sets what rewriting them costs.
+  std::map<std::string, double> noop_ms_per_call;
 
   std::string DeviceName() const {
     return opt.backend == "cuda" ? "cuda:" + std::to_string(opt.device_index) : "cpu";
@@ -34,7 +38,7 @@ class Lane::Impl {
   // Fills pool slots T0..T(P-1) with inputs drawn from `seed`; returns their descriptors.
   Result<std::vector<nlohmann::json>> PreparePool(const std::string& problem, int pool,
                                                   uint64_t seed);
-  Result<double> NoopCost(const std::string& problem, int pool);
+  Result<double> NoopCost(const std::string& problem, int pool, uint64_t perturb_seed);
   ExecResult RunCandidate(const std::string& problem_id, const ProblemInfo& problem,
                           const std::string& code, const LoadInlineFn& load_inline,
                           const ExecOptions& opt);

@@ -89,7 +89,7 @@ class CandidateRun {
     out_.load_ms = MsSince(t0);
     if (!loaded) return out_;
     t0 = Clock::now();
-    bool correct = Trials();
+    bool correct = Trials(problem);
     out_.correctness_ms = MsSince(t0);
     if (!correct) return out_;
     if (opt_.time_candidate) {
@@ -251,11 +251,25 @@ class CandidateRun {
     return false;
   }
 
+  // A trial on another size the problem allows went wrong (H19).
+  static Diagnostic ShapeDiag(const json& variant, const std::string& detail) {
+    std::string sizes;
+    for (const auto& [k, v] : variant.items()) {
+      sizes += (sizes.empty() ? "" : ", ") + k + "=" + v.get<std::string>();
+    }
+    return Diag("correctness", "H19",
+                "wrong on inputs of another size the problem allows (" + sizes + ")" +
+                    (detail.empty() ? "" : ": " + detail),
+                0, "Read every size from the input tensors; never hard-code the shape you were shown.");
+  }
+
   // The judge's verdict on what the candidate wrote into a slot's output buffers.
-  Result<json> CheckSlot(const std::string& slot) {
-    return lane_.judge.Request({{"op", "check"}, {"problem", problem_}, {"slot", slot},
-                                {"atol", opt_.atol}, {"rtol", opt_.rtol}},
-                               milliseconds(300000));
+  // `perturb`, for timed outputs: the seed and index of the timed call that wrote them.
+  Result<json> CheckSlot(const std::string& slot, const json& perturb = nullptr) {
+    json msg = {{"op", "check"}, {"problem", problem_}, {"slot", slot},
+                {"atol", opt_.atol}, {"rtol", opt_.rtol}};
+    if (!perturb.is_null()) msg["perturb"] = perturb;
+    return lane_.judge.Request(msg, milliseconds(300000));
   }
 
   bool Infra(const std::string& message) {
@@ -272,31 +286,59 @@ class CandidateRun {
     return true;
   }
 
-  // K seeded trials in the order A, B, A, C, ... plus a signed-input trial: the same buffers
-  // every time, so answers remembered by pointer or by call count are wrong.
-  bool Trials() {
+  // K seeded trials in the order A, B, A, A', C, ... plus a signed-input trial, then one per
+  // shape variant the problem declares: the same buffers every time, so answers remembered by
+  // pointer or by call count are wrong; A' is A with a few values swapped, so answers
+  // remembered by a sample or a checksum of the contents are wrong too (H06).
+  bool Trials(const ProblemInfo& problem) {
     std::mt19937_64 rng(seed_);
     std::vector<uint64_t> seeds;
     for (int i = 0; i < opt_.trials; ++i) seeds.push_back(rng() >> 2);
-    struct Trial { uint64_t seed; bool signed_inputs; };
+    struct Trial {
+      uint64_t seed;
+      bool signed_inputs = false;
+      uint64_t swap_seed = 0;
+      int variant = -1;
+    };
     std::vector<Trial> order;
     for (int i = 0; i < opt_.trials; ++i) {
-      order.push_back({seeds[i], false});
-      if (i == 1) order.push_back({seeds[0], false});  // A again, after B
+      order.push_back({seeds[i]});
+      if (i == 1) {
+        order.push_back({seeds[0]});                             // A again, after B
+        order.push_back({seeds[0], false, (rng() >> 2) | 1});    // A with values swapped
+      }
     }
     order.push_back({rng() >> 2, true});
+    for (size_t v = 0; v < problem.shape_variants.size(); ++v) {
+      order.push_back({rng() >> 2, false, 0, static_cast<int>(v)});
+    }
     bool first_failure = true;
     for (size_t i = 0; i < order.size(); ++i) {
-      json prep = {{"op", "prepare"}, {"problem", problem_}, {"slot", "main"},
-                   {"seed", order[i].seed}, {"signed", order[i].signed_inputs}};
+      const Trial& t = order[i];
+      const std::string slot = t.variant < 0 ? "main" : "shape" + std::to_string(t.variant);
+      json prep = {{"op", "prepare"}, {"problem", problem_}, {"slot", slot},
+                   {"seed", t.seed}, {"signed", t.signed_inputs}};
+      if (t.swap_seed) prep["swap_seed"] = t.swap_seed;
+      if (t.variant >= 0) prep["variant"] = t.variant;
       auto p = lane_.judge.Request(prep, milliseconds(300000));
       if (!p.ok()) return Infra("the judge failed to prepare a trial: " + p.status().message());
       if (p->contains("skip")) continue;
       ++out_.trials_total;
-      json call = {{"op", "call"}, {"slot", "main"}, {"buffers", (*p)["slot"]}};
+      json call = {{"op", "call"}, {"slot", slot}, {"buffers", (*p)["slot"]}};
       const bool profiled = opt_.runtime_rules && i == 0;
       if (profiled) call["profile"] = true;
       auto r = Ask(call, profiled ? opt_.call_timeout + milliseconds(10000) : opt_.call_timeout);
+      if (t.variant >= 0 && r.ok() && !r->value("ok", false) &&
+          r->value("kind", "") != "internal" && r->value("kind", "") != "cheat" &&
+          r->value("rule", "") != "H14") {
+        // Raising or answering the wrong shape on sizes the problem allows fails the trial.
+        if (first_failure) {
+          out_.diagnostics.push_back(ShapeDiag(problem.shape_variants[t.variant],
+                                               r->value("message", "")));
+          first_failure = false;
+        }
+        continue;
+      }
       if (!r.ok() || !r->value("ok", false)) {
         if (r.ok() && r->value("kind", "") == "wrong_output" && r->value("rule", "") != "H14") {
           // A wrong shape or dtype fails this trial; the candidate may still be asked again.
@@ -319,28 +361,42 @@ class CandidateRun {
           return false;
         }
       }
-      auto c = CheckSlot("main");
+      auto c = CheckSlot(slot);
       if (!c.ok()) return Infra("the judge failed to check a trial: " + c.status().message());
       if (c->value("pass", false)) {
         ++out_.trials_passed;
         continue;
       }
-      if (c->contains("rule")) {  // inputs written in place
-        Diagnostic d = Diag("correctness", (*c)["rule"].get<std::string>(),
-                            c->value("message", ""), 0,
-                            "Never write into the inputs; allocate outputs with torch::empty.");
+      if (c->contains("rule")) {  // inputs written in place (H09), or a replayed answer (H06)
+        const std::string rule = (*c)["rule"].get<std::string>();
+        Diagnostic d = Diag("correctness", rule, c->value("message", ""), 0,
+                            rule == "H06"
+                                ? "Compute every call from its inputs; never return results "
+                                  "remembered from earlier calls."
+                                : "Never write into the inputs; allocate outputs with torch::empty.");
         out_.diagnostics.push_back(d);
         out_.outcome = Outcome::kCheat;
         return false;
       }
       if (first_failure) {
-        std::string which = order[i].signed_inputs ? "the signed-input trial"
-                                                   : "trial " + std::to_string(i + 1);
-        for (const auto& o : (*c)["outputs"]) {
-          if (o.value("pass", true)) continue;
-          out_.diagnostics.push_back(Diag("correctness", "mismatch",
-                                          which + ", " + DescribeMismatch(o), 0,
-                                          "Compare your indexing and formula with Model.forward."));
+        if (t.variant >= 0) {
+          std::string detail;
+          for (const auto& o : (*c)["outputs"]) {
+            if (!o.value("pass", true)) {
+              detail = DescribeMismatch(o);
+              break;
+            }
+          }
+          out_.diagnostics.push_back(ShapeDiag(problem.shape_variants[t.variant], detail));
+        } else {
+          std::string which = t.signed_inputs ? "the signed-input trial"
+                                              : "trial " + std::to_string(i + 1);
+          for (const auto& o : (*c)["outputs"]) {
+            if (o.value("pass", true)) continue;
+            out_.diagnostics.push_back(Diag("correctness", "mismatch",
+                                            which + ", " + DescribeMismatch(o), 0,
+                                            "Compare your indexing and formula with Model.forward."));
+          }
         }
         first_failure = false;
       }
@@ -357,7 +413,11 @@ class CandidateRun {
     const auto names = PoolNames(opt_.timing.pool);
     auto pool = lane_.PreparePool(problem_, opt_.timing.pool, seed_ ^ 0x5bd1e995);
     if (!pool.ok()) return Infra("the judge failed to prepare timing inputs: " + pool.status().message());
-    auto noop = lane_.NoopCost(problem_, opt_.timing.pool);
+    // Fresh inputs for every timed call (H06): the candidate host rewrites them from this
+    // seed, and the judge checks the last call of each slot against its own rewrite.
+    const uint64_t perturb_seed = ((seed_ ^ 0x7e57ab1e5eedULL) >> 2) | 1;
+    std::vector<int64_t> last_index(names.size(), -1);
+    auto noop = lane_.NoopCost(problem_, opt_.timing.pool, perturb_seed);
     if (!noop.ok()) return Infra("the judge failed to calibrate timing: " + noop.status().message());
     Result<json> last_reply = json();
     milliseconds last_timeout(0);
@@ -368,8 +428,11 @@ class CandidateRun {
       last_timeout = opt_.call_timeout + milliseconds(static_cast<int64_t>(iters) * 2000);
       auto t0 = Clock::now();
       last_reply = Ask({{"op", "time"}, {"slots", names}, {"buffers", *pool}, {"first", first},
-                        {"iters", iters}},
+                        {"iters", iters}, {"perturb_seed", perturb_seed}},
                        last_timeout);
+      for (int64_t g = first; g < static_cast<int64_t>(first) + iters; ++g) {
+        last_index[static_cast<size_t>(g) % names.size()] = g;
+      }
       double wall = MsSince(t0);
       if (!last_reply.ok() || !last_reply->value("ok", false)) return Status::Internal("failed");
       *ms = (*last_reply)["device_ms"].get<std::vector<double>>();
@@ -401,9 +464,10 @@ class CandidateRun {
                               " ms: work escaped the timer (another stream or thread?)");
     }
     for (size_t i = 0; i < names.size(); ++i) {
+      if (last_index[i] < 0) continue;  // never timed (fewer calls than slots)
       auto e = Ask({{"op", "emit"}, {"slot", names[i]}, {"buffers", (*pool)[i]}}, opt_.call_timeout);
       if (!e.ok() || !e->value("ok", false)) return Failed("timing", "returning timed outputs", e, opt_.call_timeout);
-      auto c = CheckSlot(names[i]);
+      auto c = CheckSlot(names[i], {{"seed", perturb_seed}, {"index", last_index[i]}});
       if (!c.ok()) return Infra("the judge failed to check timed outputs: " + c.status().message());
       if (!c->value("pass", false)) {
         std::string detail = c->contains("rule") ? c->value("message", "")

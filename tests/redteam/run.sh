@@ -1,7 +1,7 @@
 #!/bin/bash
 # The red team: every candidate in tests/redteam/<backend>/ must end as its header says
 # (`cheat` naming its HACKS.md rule, or `incorrect`), all through one lane per problem.
-# Usage: tests/redteam/run.sh path/to/kforge [cpu|cuda] [results.jsonl]
+# Usage: [KFORGE_JOBS=N] tests/redteam/run.sh path/to/kforge [cpu|cuda] [results.jsonl]
 set -euo pipefail
 kforge=$(readlink -f "$1")
 backend=${2:-cpu}
@@ -12,7 +12,10 @@ export KFORGE_CACHE=${KFORGE_TEST_CACHE:-$(mktemp -d /tmp/kforge-rt.XXXXXX)}
 python=${KFORGE_PYTHON:-/usr/bin/python3}
 [ "$backend" = cuda ] && python=${KFORGE_PYTHON:-python3}
 args=(--kforge "$kforge" --backend "$backend" --examples "tests/redteam/$backend" --problems problems
-      --python "$python" --one-lane --no-cache-test --timing-budget-ms 300 --call-timeout-s 20)
+      --python "$python" --no-cache-test --timing-budget-ms 300 --call-timeout-s 20)
+# KFORGE_JOBS=N: N candidates at a time, each in its own kforge process (a GPU machine's many
+# cores); otherwise all candidates of a problem through one lane.
+if [ -n "${KFORGE_JOBS:-}" ]; then args+=(--jobs "$KFORGE_JOBS"); else args+=(--one-lane); fi
 if [ -n "${KFORGE_WARM_JOBS:-}" ]; then args+=(--warm-jobs "$KFORGE_WARM_JOBS"); fi
 if [ -n "$results" ]; then args+=(--results "$results"); fi
 exec "$python" tests/integration/eval_examples.py "${args[@]}"

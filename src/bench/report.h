@@ -1,0 +1,69 @@
+// bench report: turns a run's metrics and verdicts into what `kforge bench` leaves behind:
+// results.json (metrics + run facts), report.md, report.html (self-contained: inline CSS and
+// SVG charts, no scripts, nothing fetched) and verdicts.jsonl (one verdict per sample), plus the
+// terminal table. Formatting only; the numbers come from metrics.h.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "bench/metrics.h"
+#include "common/status.h"
+#include "score/verdict.h"
+
+namespace kf::bench {
+
+struct SampleRecord {
+  std::string level, problem;
+  std::filesystem::path problem_path, sample_path;
+  int index = 0;
+  bool from_store = false;  // the verdict was stored by an earlier run, nothing was evaluated
+  Verdict verdict;
+};
+
+// Facts about the run itself (what it cost, where it ran), reported beside the metrics.
+struct RunInfo {
+  std::string started_at;  // UTC, ISO 8601
+  std::string backend, device;
+  std::vector<std::string> problem_roots;
+  std::string samples_root;
+  int lanes = 1;
+  int build_threads = 1;
+  bool sequential = false;
+  bool baselines = true;
+  size_t samples = 0;       // sample files evaluated or reused
+  size_t evaluated = 0;     // distinct candidates evaluated in this run
+  size_t reused = 0;        // distinct candidates answered from the store
+  size_t deduplicated = 0;  // sample files identical to another one in flight
+  double wall_ms = 0;
+  double build_busy_ms = 0;   // wall time inside Prepare, summed over build threads
+  double build_cpu_ms = 0;    // CPU time of the compiles this run ran (verdicts' build.cpu_ms)
+  std::vector<double> lane_busy_ms;  // wall time inside Execute, per lane
+  std::vector<std::string> warnings;
+};
+
+// One row per metric, one column per group: "overall", then each level.
+struct Table {
+  std::vector<std::string> columns;
+  std::vector<std::pair<std::string, std::vector<std::string>>> rows;
+};
+Table SummaryTable(const Metrics& m);
+
+std::string RenderText(const Table& t);  // aligned columns for the terminal
+std::string RenderMarkdown(const Metrics& m, const RunInfo& info);
+std::string RenderHtml(const Metrics& m, const RunInfo& info);
+nlohmann::json ResultsJson(const Metrics& m, const RunInfo& info);
+nlohmann::json RecordJson(const SampleRecord& r);  // one line of verdicts.jsonl
+
+// Writes the four files into `out_dir` (created). Each file is written whole to a temporary
+// name and renamed, so a reader never sees half a report.
+Status WriteOutputs(const std::filesystem::path& out_dir, const Metrics& m, const RunInfo& info,
+                    const std::vector<SampleRecord>& records);
+
+// "12.5%", "1.23x", "n/a" for absent values.
+std::string Percent(double fraction);
+std::string Times(std::optional<double> x);
+
+}  // namespace kf::bench

@@ -1,0 +1,331 @@
+// kforge bench: every sample of a model for a set of problems, through the pipeline; prints the
+// metrics table and writes results.json, report.md, report.html and verdicts.jsonl.
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "bench/discover.h"
+#include "bench/metrics.h"
+#include "bench/progress.h"
+#include "bench/report.h"
+#include "cli/commands.h"
+#include "eval/eval.h"
+#include "pipeline/pipeline.h"
+
+namespace kf::cli {
+namespace {
+namespace fs = std::filesystem;
+
+struct BenchFlags {
+  std::vector<std::string> problems;
+  std::string samples;
+  std::string out = "results";
+  int k = 1;
+  std::string backend, python, cache_dir;
+  std::vector<int> devices;
+  int build_threads = 0, build_workers = 0;
+  size_t queue = 0;
+  bool sequential = false;
+  bool no_reuse = false;
+  bool no_baselines = false;
+  int trials = 5;
+  uint64_t seed = 0;
+  double timing_budget_ms = 2000;
+  int call_timeout_s = 60, load_timeout_s = 120;
+  bool allow_libraries = false;
+  double progress_interval_s = 0;
+};
+
+int Cores() {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+// The GPUs a CUDA bench uses by default: those CUDA_VISIBLE_DEVICES names, else /dev/nvidiaN.
+std::vector<int> DefaultDevices(const std::string& backend) {
+  int n = 1;
+  if (backend == "cuda") {
+    const char* vis = getenv("CUDA_VISIBLE_DEVICES");
+    if (vis && *vis) {
+      n = 1;
+      for (const char* c = vis; *c; ++c) n += *c == ',' ? 1 : 0;
+    } else {
+      n = 0;
+      while (fs::exists("/dev/nvidia" + std::to_string(n))) ++n;
+      n = std::max(n, 1);
+    }
+  }
+  std::vector<int> d;
+  for (int i = 0; i < n; ++i) d.push_back(i);
+  return d;
+}
+
+std::string NowUtc() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+bool ReadFile(const fs::path& p, std::string* out) {
+  std::ifstream f(p, std::ios::binary);
+  if (!f) return false;
+  std::stringstream ss;
+  ss << f.rdbuf();
+  *out = ss.str();
+  return true;
+}
+
+// Prints the progress line while the bench runs: rewritten in place on a terminal, a plain
+// line every `interval_s` otherwise (logs of batch jobs).
+class Ticker {
+ public:
+  Ticker(std::function<std::string()> line, double interval_s)
+      : line_(std::move(line)), tty_(isatty(STDERR_FILENO)) {
+    interval_ = std::chrono::duration<double>(interval_s > 0 ? interval_s : (tty_ ? 0.5 : 30));
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~Ticker() {
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+    Print();
+    if (tty_) std::cerr << "\n";
+  }
+
+ private:
+  void Loop() {
+    std::unique_lock<std::mutex> lk(mu_);
+    while (!cv_.wait_for(lk, interval_, [this] { return stop_; })) Print();
+  }
+  void Print() {
+    if (tty_) {
+      std::cerr << "\r\x1b[K" << line_() << std::flush;
+    } else {
+      std::cerr << "kforge bench: " << line_() << std::endl;
+    }
+  }
+  std::function<std::string()> line_;
+  bool tty_;
+  std::chrono::duration<double> interval_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+int RunBench(const BenchFlags& f) {
+  std::vector<fs::path> roots(f.problems.begin(), f.problems.end());
+  auto problems = bench::FindProblems(roots);
+  if (!problems.ok()) {
+    std::cerr << "kforge bench: " << problems.status().message() << "\n";
+    return kExitUsage;
+  }
+  if (!fs::is_directory(f.samples)) {
+    std::cerr << "kforge bench: no such samples folder: " << f.samples << "\n";
+    return kExitUsage;
+  }
+  bench::Discovery d = bench::MatchSamples(std::move(*problems), f.samples);
+  for (const auto& w : d.warnings) std::cerr << "kforge bench: warning: " << w << "\n";
+  if (d.samples.empty()) {
+    std::cerr << "kforge bench: no samples under " << f.samples << " match the "
+              << d.problems.size() << " problems\n";
+    return kExitUsage;
+  }
+  std::vector<size_t> per_problem(d.problems.size(), 0);
+  for (const auto& s : d.samples) ++per_problem[s.problem];
+  for (size_t i = 0; i < d.problems.size(); ++i) {
+    if (per_problem[i] == 0) {
+      d.warnings.push_back("no samples for " + d.problems[i].path.string() + " (left out)");
+      std::cerr << "kforge bench: warning: " << d.warnings.back() << "\n";
+    }
+  }
+
+  eval::EvalOptions opt;
+  opt.backend = f.backend.empty() ? eval::DefaultBackend() : f.backend;
+  opt.devices = f.devices.empty() ? DefaultDevices(opt.backend) : f.devices;
+  opt.device_index = opt.devices.front();
+  opt.python = f.python.empty() ? eval::DefaultPython() : f.python;
+  opt.cache_dir = f.cache_dir.empty() ? eval::DefaultCacheDir() : fs::path(f.cache_dir);
+  opt.runner_dir = eval::FindRunnerDir();
+  opt.build_workers = f.build_workers > 0 ? f.build_workers : Cores();
+  opt.baselines = !f.no_baselines;
+  opt.exec.trials = f.trials;
+  opt.exec.seed = f.seed;
+  opt.exec.timing.budget_ms = f.timing_budget_ms;
+  opt.exec.call_timeout = std::chrono::seconds(f.call_timeout_s);
+  opt.exec.load_timeout = std::chrono::seconds(f.load_timeout_s);
+  opt.exec.allow_libraries = f.allow_libraries;
+  auto ev = eval::Evaluator::Create(opt);
+  if (!ev.ok()) {
+    std::cerr << "kforge bench: " << ev.status().message() << "\n";
+    return kExitInfra;
+  }
+
+  bench::RunInfo info;
+  info.started_at = NowUtc();
+  info.backend = opt.backend;
+  info.problem_roots = f.problems;
+  info.samples_root = f.samples;
+  info.lanes = (*ev)->lanes();
+  info.sequential = f.sequential;
+  info.baselines = opt.baselines;
+  info.warnings = d.warnings;
+
+  pipeline::PipelineOptions po;
+  po.build_threads = f.build_threads > 0 ? f.build_threads : Cores();
+  po.queue_capacity = f.queue > 0 ? f.queue : static_cast<size_t>(4 * (po.build_threads + info.lanes));
+  po.reuse_stored = !f.no_reuse;
+  po.sequential = f.sequential;
+  info.build_threads = f.sequential ? 1 : po.build_threads;
+
+  std::vector<bench::SampleRecord> records(d.samples.size());
+  std::vector<bool> have(d.samples.size(), false);
+  std::mutex mu;  // guards records, have, progress
+  bench::Progress progress;
+  progress.total = d.samples.size();
+  auto t0 = std::chrono::steady_clock::now();
+  {
+    pipeline::Pipeline pl(ev->get(), po);
+    Ticker ticker(
+        [&] {
+          std::lock_guard<std::mutex> g(mu);
+          double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          return bench::ProgressLine(progress, s);
+        },
+        f.progress_interval_s);
+    for (size_t i = 0; i < d.samples.size(); ++i) {
+      const bench::SampleFile& sf = d.samples[i];
+      const bench::ProblemFile& pf = d.problems[sf.problem];
+      bench::SampleRecord& r = records[i];
+      r.level = pf.level;
+      r.problem = pf.stem;
+      r.problem_path = pf.path;
+      r.sample_path = sf.path;
+      r.index = sf.index;
+      std::string text;
+      if (!ReadFile(sf.path, &text)) {
+        std::cerr << "kforge bench: warning: cannot read " << sf.path << "; skipped\n";
+        std::lock_guard<std::mutex> g(mu);
+        --progress.total;
+        continue;
+      }
+      pl.Submit({pf.path, std::move(text)}, [&, i](const Verdict& v, bool from_store) {
+        std::lock_guard<std::mutex> g(mu);
+        records[i].verdict = v;
+        records[i].from_store = from_store;
+        have[i] = true;
+        ++progress.done;
+        progress.reused += from_store ? 1 : 0;
+        ++progress.by_status[StatusName(v.status)];
+      });
+    }
+    pl.Close();
+    pipeline::Stats st = pl.stats();
+    info.evaluated = st.evaluated;
+    info.reused = st.from_store;
+    info.deduplicated = st.deduplicated;
+    info.wall_ms = st.wall_ms;
+    info.build_busy_ms = st.build_busy_ms;
+    info.lane_busy_ms = st.lane_busy_ms;
+  }
+
+  std::vector<bench::SampleRecord> done;
+  std::vector<bench::Sample> samples;
+  std::set<std::string> counted;  // identical samples share one evaluation: count its build once
+  for (size_t i = 0; i < records.size(); ++i) {
+    if (!have[i]) continue;
+    const Verdict& v = records[i].verdict;
+    if (info.device.empty()) info.device = v.device;
+    if (!records[i].from_store && counted.insert(v.problem_hash + v.candidate_hash).second) {
+      for (const auto& st : v.stages) {
+        if (st.name == "build") info.build_cpu_ms += st.detail.value("cpu_ms", 0.0);
+      }
+    }
+    samples.push_back({records[i].level, records[i].problem, v.status, v.speedup_vs_eager,
+                       v.speedup_vs_compile});
+    done.push_back(std::move(records[i]));
+  }
+  info.samples = done.size();
+  bench::Metrics m = bench::Compute(samples, {.k = f.k});
+  std::cout << bench::RenderText(bench::SummaryTable(m));
+  std::cout << "samples " << info.samples << ": evaluated " << info.evaluated << ", reused "
+            << info.reused << ", identical " << info.deduplicated << "; wall "
+            << bench::Duration(info.wall_ms / 1000) << "\n";
+  Status ws = bench::WriteOutputs(f.out, m, info, done);
+  if (!ws.ok()) {
+    std::cerr << "kforge bench: " << ws.message() << "\n";
+    return kExitInfra;
+  }
+  std::cout << "wrote " << (fs::path(f.out) / "results.json").string() << ", report.md, "
+            << "report.html, verdicts.jsonl\n";
+  if (m.overall.infra_errors > 0) {
+    std::cerr << "kforge bench: warning: " << m.overall.infra_errors
+              << " samples ended as infra_error (not counted; a rerun tries them again)\n";
+  }
+  return m.overall.samples == 0 ? kExitInfra : kExitOk;
+}
+
+}  // namespace
+
+Command BenchCommand() {
+  return {"bench", "Evaluate every sample of a model for a set of problems; print Pass@k, fast_p, ...",
+          [](CLI::App* app) -> std::function<int()> {
+            auto f = std::make_shared<BenchFlags>();
+            app->add_option("--problems", f->problems,
+                            "a folder of KernelBench-format problems (its name is the level); "
+                            "repeat for several")
+                ->required();
+            app->add_option("--samples", f->samples,
+                            "samples: <level>/<problem>/sample_<i>.* or KernelBench's "
+                            "level_<L>_problem_<P>_sample_<S>_kernel.py")
+                ->required();
+            app->add_option("--out", f->out, "where the reports go (default: results)");
+            app->add_option("--k", f->k, "k of Pass@k and Avg@k (default 1)")->check(CLI::Range(1, 100000));
+            app->add_option("--backend", f->backend, "cuda or cpu (default: cuda where a GPU is visible)")
+                ->check(CLI::IsMember({"cuda", "cpu"}));
+            app->add_option("--devices", f->devices,
+                            "GPU indices, one lane each, e.g. 0,1,2,3 (default: every visible GPU; "
+                            "one lane on cpu)")
+                ->delimiter(',');
+            app->add_option("--python", f->python, "Python interpreter with PyTorch");
+            app->add_option("--cache", f->cache_dir, "cache folder: artifacts and the store");
+            app->add_option("--build-threads", f->build_threads,
+                            "threads of the build stage (default: one per core)");
+            app->add_option("--build-workers", f->build_workers, "concurrent compiles (default: one per core)");
+            app->add_option("--queue", f->queue, "bound of the pipeline's queues (default 4 x threads)");
+            app->add_flag("--sequential", f->sequential,
+                          "one candidate at a time, build then execute (for comparison)");
+            app->add_flag("--no-reuse", f->no_reuse, "evaluate again even when a verdict is stored");
+            app->add_flag("--no-baselines", f->no_baselines,
+                          "skip timing eager and torch.compile (no speedups: Faster Rate and fast_p>0 are 0)");
+            app->add_option("--trials", f->trials, "seeded correctness trials")->check(CLI::Range(1, 100));
+            app->add_option("--seed", f->seed, "secret seed (default: fresh from the OS)");
+            app->add_option("--timing-budget-ms", f->timing_budget_ms,
+                            "sampled time after which timing stops even if noisy")
+                ->check(CLI::PositiveNumber);
+            app->add_option("--call-timeout-s", f->call_timeout_s, "one forward call longer is timeout (60)")
+                ->check(CLI::Range(1, 3600));
+            app->add_option("--load-timeout-s", f->load_timeout_s, "import and construction limit (120)")
+                ->check(CLI::Range(1, 3600));
+            app->add_flag("--allow-libraries", f->allow_libraries,
+                          "allow cuBLAS/cuDNN/CUTLASS and ATen compute called from kernel sources");
+            app->add_option("--progress-interval-s", f->progress_interval_s,
+                            "seconds between progress lines (default 0.5 on a terminal, else 30)");
+            return [f] { return RunBench(*f); };
+          }};
+}
+
+}  // namespace kf::cli

@@ -1,0 +1,245 @@
+#include "pipeline/pipeline.h"
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "common/hash.h"
+
+namespace kf::pipeline {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double MsBetween(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+class EvaluatorStagesImpl : public Stages {
+ public:
+  explicit EvaluatorStagesImpl(eval::Evaluator* ev) : ev_(ev) {}
+  int lanes() const override { return ev_->lanes(); }
+  std::optional<Verdict> Lookup(const std::filesystem::path& problem,
+                                const std::string& text) override {
+    return ev_->Lookup(problem, text);
+  }
+  eval::Prepared Prepare(const std::filesystem::path& problem, const std::string& text) override {
+    return ev_->Prepare(problem, text);
+  }
+  Verdict Execute(eval::Prepared p, int lane) override { return ev_->Execute(std::move(p), lane); }
+
+ private:
+  eval::Evaluator* ev_;
+};
+
+// One distinct job and everyone waiting for its verdict.
+struct Entry {
+  Job job;
+  std::string key;
+  std::vector<DoneFn> waiters;
+};
+using EntryPtr = std::shared_ptr<Entry>;
+
+}  // namespace
+
+std::unique_ptr<Stages> EvaluatorStages(eval::Evaluator* ev) {
+  return std::make_unique<EvaluatorStagesImpl>(ev);
+}
+
+class Pipeline::Impl {
+ public:
+  Impl(std::unique_ptr<Stages> stages, PipelineOptions opt)
+      : stages_(std::move(stages)), opt_(opt), start_(Clock::now()) {
+    if (opt_.queue_capacity == 0) opt_.queue_capacity = 1;
+    int lanes = std::max(1, stages_->lanes());
+    lane_busy_ms_.assign(static_cast<size_t>(lanes), 0.0);
+    int builders = opt_.sequential ? 1 : std::max(1, opt_.build_threads);
+    for (int i = 0; i < builders; ++i) threads_.emplace_back([this] { BuildLoop(); });
+    if (!opt_.sequential) {
+      for (int l = 0; l < lanes; ++l) threads_.emplace_back([this, l] { ExecLoop(l); });
+    }
+  }
+
+  ~Impl() { Close(); }
+
+  bool Submit(Job job, DoneFn done, bool may_block) {
+    std::string key = job.problem.lexically_normal().string() + "\n" + Sha256Hex(job.text);
+    std::unique_lock<std::mutex> lk(mu_);
+    while (true) {
+      if (closed_) return false;
+      if (auto it = inflight_.find(key); it != inflight_.end()) {
+        it->second->waiters.push_back(std::move(done));
+        ++submitted_;
+        ++deduplicated_;
+        return true;
+      }
+      if (intake_.size() < opt_.queue_capacity) break;
+      if (!may_block) return false;
+      intake_space_.wait(lk);  // then look again: an identical job may have arrived meanwhile
+    }
+    auto e = std::make_shared<Entry>();
+    e->job = std::move(job);
+    e->key = key;
+    e->waiters.push_back(std::move(done));
+    inflight_[key] = e;
+    intake_.push_back(e);
+    ++submitted_;
+    ++unfinished_;
+    intake_ready_.notify_one();
+    return true;
+  }
+
+  void Close() {
+    std::lock_guard<std::mutex> close_guard(close_mu_);
+    {
+      std::unique_lock<std::mutex> lk(mu_);
+      if (joined_) return;
+      closed_ = true;
+      intake_space_.notify_all();  // blocked Submit calls return false
+      idle_.wait(lk, [this] { return unfinished_ == 0; });
+      stopping_ = true;
+      end_ = Clock::now();
+      intake_ready_.notify_all();
+      ready_cv_.notify_all();
+    }
+    for (auto& t : threads_) t.join();
+    std::lock_guard<std::mutex> lk(mu_);
+    joined_ = true;
+  }
+
+  Stats stats() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    Stats s;
+    s.intake_depth = intake_.size();
+    s.ready_depth = ready_.size();
+    s.in_flight = inflight_.size();
+    s.submitted = submitted_;
+    s.deduplicated = deduplicated_;
+    s.done = done_;
+    s.from_store = from_store_;
+    s.evaluated = evaluated_;
+    s.by_status = by_status_;
+    s.lane_busy_ms = lane_busy_ms_;
+    s.build_busy_ms = build_busy_ms_;
+    s.wall_ms = MsBetween(start_, stopping_ ? end_ : Clock::now());
+    return s;
+  }
+
+ private:
+  struct Ready {
+    EntryPtr entry;
+    eval::Prepared prepared;
+  };
+
+  void BuildLoop() {
+    while (true) {
+      EntryPtr e;
+      {
+        std::unique_lock<std::mutex> lk(mu_);
+        intake_ready_.wait(lk, [this] { return stopping_ || !intake_.empty(); });
+        if (intake_.empty()) return;  // stopping
+        e = intake_.front();
+        intake_.pop_front();
+        intake_space_.notify_one();
+      }
+      if (opt_.reuse_stored) {
+        if (auto v = stages_->Lookup(e->job.problem, e->job.text)) {
+          Deliver(e, *v, true);
+          continue;
+        }
+      }
+      auto t0 = Clock::now();
+      eval::Prepared p = stages_->Prepare(e->job.problem, e->job.text);
+      {
+        std::lock_guard<std::mutex> lk(mu_);
+        build_busy_ms_ += MsBetween(t0, Clock::now());
+        ++evaluated_;
+      }
+      if (p.final) {  // scored and stored without a lane (Evaluator's contract)
+        Deliver(e, stages_->Execute(std::move(p), 0), false);
+      } else if (opt_.sequential) {
+        Deliver(e, TimedExecute(std::move(p), 0), false);
+      } else {
+        std::unique_lock<std::mutex> lk(mu_);
+        ready_space_.wait(lk, [this] { return ready_.size() < opt_.queue_capacity; });
+        ready_.push_back({e, std::move(p)});
+        ready_cv_.notify_one();
+      }
+    }
+  }
+
+  void ExecLoop(int lane) {
+    while (true) {
+      Ready r;
+      {
+        std::unique_lock<std::mutex> lk(mu_);
+        ready_cv_.wait(lk, [this] { return stopping_ || !ready_.empty(); });
+        if (ready_.empty()) return;  // stopping
+        r = std::move(ready_.front());
+        ready_.pop_front();
+        ready_space_.notify_one();
+      }
+      Deliver(r.entry, TimedExecute(std::move(r.prepared), lane), false);
+    }
+  }
+
+  Verdict TimedExecute(eval::Prepared p, int lane) {
+    auto t0 = Clock::now();
+    Verdict v = stages_->Execute(std::move(p), lane);
+    std::lock_guard<std::mutex> lk(mu_);
+    lane_busy_ms_[static_cast<size_t>(lane)] += MsBetween(t0, Clock::now());
+    return v;
+  }
+
+  void Deliver(const EntryPtr& e, const Verdict& v, bool from_store) {
+    std::vector<DoneFn> waiters;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      inflight_.erase(e->key);  // later identical jobs start afresh (and find the store)
+      waiters.swap(e->waiters);
+      ++done_;
+      if (from_store) ++from_store_;
+      ++by_status_[StatusName(v.status)];
+    }
+    for (auto& w : waiters) {
+      if (w) w(v, from_store);
+    }
+    std::lock_guard<std::mutex> lk(mu_);
+    if (--unfinished_ == 0) idle_.notify_all();
+  }
+
+  std::unique_ptr<Stages> stages_;
+  PipelineOptions opt_;
+  const Clock::time_point start_;
+  std::vector<std::thread> threads_;
+  std::mutex close_mu_;  // serialises Close
+
+  mutable std::mutex mu_;  // guards everything below
+  std::condition_variable intake_ready_, intake_space_, ready_cv_, ready_space_, idle_;
+  std::deque<EntryPtr> intake_;
+  std::deque<Ready> ready_;
+  std::map<std::string, EntryPtr> inflight_;
+  size_t unfinished_ = 0;  // accepted distinct jobs whose callbacks have not all returned
+  bool closed_ = false, stopping_ = false, joined_ = false;
+  Clock::time_point end_;
+  size_t submitted_ = 0, deduplicated_ = 0, done_ = 0, from_store_ = 0, evaluated_ = 0;
+  std::map<std::string, size_t> by_status_;
+  std::vector<double> lane_busy_ms_;
+  double build_busy_ms_ = 0;
+};
+
+Pipeline::Pipeline(eval::Evaluator* ev, PipelineOptions opt)
+    : Pipeline(EvaluatorStages(ev), opt) {}
+Pipeline::Pipeline(std::unique_ptr<Stages> stages, PipelineOptions opt)
+    : impl_(std::make_unique<Impl>(std::move(stages), opt)) {}
+Pipeline::~Pipeline() = default;
+
+bool Pipeline::Submit(Job job, DoneFn done) { return impl_->Submit(std::move(job), std::move(done), true); }
+bool Pipeline::TrySubmit(Job job, DoneFn done) {
+  return impl_->Submit(std::move(job), std::move(done), false);
+}
+void Pipeline::Close() { impl_->Close(); }
+Stats Pipeline::stats() const { return impl_->stats(); }
+
+}  // namespace kf::pipeline

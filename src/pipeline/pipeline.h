@@ -1,0 +1,107 @@
+// pipeline: many candidates through the Evaluator's stages at once, in process.
+//
+//   Submit ─► [intake queue] ─► build stage (N threads: Lookup, else Prepare)
+//                                   │ final verdicts (format/cheat/compile) are scored here
+//                                   ▼
+//                             [ready queue] ─► one executor thread per lane (Execute)
+//
+// Both queues are bounded: a full intake queue blocks Submit (or fails TrySubmit), and a full
+// ready queue blocks the build threads, so builds run at most `queue_capacity` candidates ahead
+// of the lanes while still overlapping their execution. Identical jobs (same problem file and
+// candidate text) that are in flight together are evaluated once; each caller gets the verdict.
+// With `reuse_stored`, a verdict already in the store is returned without any work.
+//
+// Used by `kforge bench` and by the reward service; neither needs to know about threads.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "eval/eval.h"
+#include "score/verdict.h"
+
+namespace kf::pipeline {
+
+struct Job {
+  std::filesystem::path problem;
+  std::string text;  // the candidate: Python source or a raw model reply
+};
+
+// Called exactly once per accepted job, on a pipeline thread (never under a pipeline lock, so
+// it may take its own locks; it must not call Close or destroy the Pipeline).
+using DoneFn = std::function<void(const Verdict&, bool from_store)>;
+
+struct PipelineOptions {
+  // Threads of the build stage. Builder already caps concurrent compiles, so extra threads
+  // only wait there; one per core keeps extract/static checks of the next jobs going.
+  int build_threads = 2;
+  // Bound of the intake queue, and of the ready queue between the stages. Small enough to
+  // give backpressure, large enough that the lanes never wait while builds are done.
+  size_t queue_capacity = 64;
+  // Return stored verdicts (Evaluator::Lookup) instead of evaluating again.
+  bool reuse_stored = true;
+  // One job at a time, build then execute, on a single thread: the reference against which
+  // the pipelined mode is measured (bench/throughput.sh), and a debugging aid.
+  bool sequential = false;
+};
+
+// The three Evaluator calls the pipeline needs, so tests can run it on a fake.
+class Stages {
+ public:
+  virtual ~Stages() = default;
+  virtual int lanes() const = 0;
+  virtual std::optional<Verdict> Lookup(const std::filesystem::path& problem,
+                                        const std::string& text) = 0;
+  virtual eval::Prepared Prepare(const std::filesystem::path& problem, const std::string& text) = 0;
+  virtual Verdict Execute(eval::Prepared p, int lane) = 0;
+};
+
+// The real stages: forwards to an Evaluator that the caller keeps alive.
+std::unique_ptr<Stages> EvaluatorStages(eval::Evaluator* ev);
+
+struct Stats {
+  size_t intake_depth = 0;    // jobs waiting for the build stage
+  size_t ready_depth = 0;     // built jobs waiting for a lane
+  size_t in_flight = 0;       // accepted distinct jobs not yet done
+  size_t submitted = 0;       // accepted calls (a deduplicated call counts here)
+  size_t deduplicated = 0;    // calls that joined an identical job already in flight
+  size_t done = 0;            // distinct jobs finished (from_store included)
+  size_t from_store = 0;      // of those, answered by a stored verdict
+  size_t evaluated = 0;       // of those, evaluated now (Prepare ran)
+  std::map<std::string, size_t> by_status;  // done jobs by VerdictStatus name
+  std::vector<double> lane_busy_ms;         // time inside Execute, per lane
+  double build_busy_ms = 0;                 // time inside Prepare, all build threads summed
+  double wall_ms = 0;                       // since the Pipeline was constructed
+};
+
+class Pipeline {
+ public:
+  // `ev` (or `stages`) must outlive the Pipeline. Threads start here.
+  Pipeline(eval::Evaluator* ev, PipelineOptions opt);
+  Pipeline(std::unique_ptr<Stages> stages, PipelineOptions opt);
+  ~Pipeline();  // Close(): drains every accepted job, then joins the threads
+  Pipeline(const Pipeline&) = delete;
+  Pipeline& operator=(const Pipeline&) = delete;
+
+  // Accepts a job; blocks while the intake queue is full. False after Close.
+  bool Submit(Job job, DoneFn done);
+  // Never blocks: false when the intake queue is full or after Close. A job identical to one
+  // in flight is always accepted (it adds no work).
+  bool TrySubmit(Job job, DoneFn done);
+  // No more jobs; returns when every accepted job is done. Idempotent, thread-safe.
+  void Close();
+  Stats stats() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kf::pipeline

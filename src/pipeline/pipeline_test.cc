@@ -1,0 +1,230 @@
+#include "pipeline/pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <set>
+
+namespace kf::pipeline {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A gate tests open when they want a stage to proceed.
+class Gate {
+ public:
+  void Open() {
+    std::lock_guard<std::mutex> g(mu_);
+    open_ = true;
+    cv_.notify_all();
+  }
+  bool Wait(std::chrono::milliseconds limit = 5000ms) {
+    std::unique_lock<std::mutex> lk(mu_);
+    return cv_.wait_for(lk, limit, [this] { return open_; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = false;
+};
+
+// Fake stages: texts starting with "stored" are in the store, "bad" fails to build (final),
+// anything else is prepared then executed. Hooks let tests block a stage.
+struct FakeStages : Stages {
+  int n_lanes = 1;
+  std::atomic<int> prepares{0}, executes{0}, lookups{0};
+  std::atomic<int> active{0}, max_active{0};  // Prepare + Execute running at once
+  std::function<void(const std::string&)> on_prepare, on_execute;
+  std::mutex mu;
+  std::set<int> lanes_used;
+
+  int lanes() const override { return n_lanes; }
+  std::optional<Verdict> Lookup(const std::filesystem::path&, const std::string& text) override {
+    ++lookups;
+    if (text.rfind("stored", 0) != 0) return std::nullopt;
+    Verdict v;
+    v.status = VerdictStatus::kOk;
+    return v;
+  }
+  eval::Prepared Prepare(const std::filesystem::path& problem, const std::string& text) override {
+    Enter();
+    ++prepares;
+    if (on_prepare) on_prepare(text);
+    eval::Prepared p;
+    p.problem_path = problem;
+    p.text = text;
+    if (text.rfind("bad", 0) == 0) {
+      p.final = true;
+      p.verdict.status = VerdictStatus::kCompileError;
+    }
+    Leave();
+    return p;
+  }
+  Verdict Execute(eval::Prepared p, int lane) override {
+    if (p.final) return p.verdict;
+    Enter();
+    ++executes;
+    {
+      std::lock_guard<std::mutex> g(mu);
+      lanes_used.insert(lane);
+    }
+    if (on_execute) on_execute(p.text);
+    Verdict v;
+    v.status = p.text.rfind("wrong", 0) == 0 ? VerdictStatus::kIncorrect : VerdictStatus::kOk;
+    Leave();
+    return v;
+  }
+  void Enter() {
+    int a = ++active;
+    int m = max_active.load();
+    while (a > m && !max_active.compare_exchange_weak(m, a)) {
+    }
+  }
+  void Leave() { --active; }
+};
+
+struct Collector {
+  std::mutex mu;
+  std::vector<std::pair<std::string, bool>> got;  // status, from_store
+  DoneFn Fn() {
+    return [this](const Verdict& v, bool from_store) {
+      std::lock_guard<std::mutex> g(mu);
+      got.emplace_back(StatusName(v.status), from_store);
+    };
+  }
+};
+
+TEST(Pipeline, EveryJobDoneOnceWithItsStatus) {
+  auto fake = std::make_unique<FakeStages>();
+  FakeStages* f = fake.get();
+  Collector c;
+  Pipeline p(std::move(fake), {.build_threads = 3, .queue_capacity = 4});
+  for (int i = 0; i < 20; ++i) {
+    std::string text = (i % 4 == 0 ? "bad" : i % 4 == 1 ? "wrong" : i % 4 == 2 ? "stored" : "good") +
+                       std::to_string(i);
+    ASSERT_TRUE(p.Submit({"p.py", text}, c.Fn()));
+  }
+  p.Close();
+  ASSERT_EQ(c.got.size(), 20u);
+  Stats s = p.stats();
+  EXPECT_EQ(s.done, 20u);
+  EXPECT_EQ(s.from_store, 5u);
+  EXPECT_EQ(s.evaluated, 15u);
+  EXPECT_EQ(s.by_status["compile_error"], 5u);
+  EXPECT_EQ(s.by_status["incorrect"], 5u);
+  EXPECT_EQ(s.by_status["ok"], 10u);
+  EXPECT_EQ(f->prepares.load(), 15);
+  EXPECT_EQ(f->executes.load(), 10);
+  EXPECT_EQ(s.in_flight, 0u);
+  EXPECT_FALSE(p.Submit({"p.py", "late"}, c.Fn()));  // closed
+}
+
+TEST(Pipeline, IdenticalJobsInFlightAreEvaluatedOnce) {
+  auto fake = std::make_unique<FakeStages>();
+  FakeStages* f = fake.get();
+  Gate gate;
+  f->on_prepare = [&](const std::string&) { gate.Wait(); };
+  Collector c;
+  Pipeline p(std::move(fake), {.build_threads = 2, .queue_capacity = 8});
+  ASSERT_TRUE(p.Submit({"p.py", "same"}, c.Fn()));
+  ASSERT_TRUE(p.Submit({"./p.py", "same"}, c.Fn()));  // same file, spelled differently
+  ASSERT_TRUE(p.TrySubmit({"p.py", "same"}, c.Fn()));
+  ASSERT_TRUE(p.Submit({"q.py", "same"}, c.Fn()));  // another problem: its own job
+  gate.Open();
+  p.Close();
+  EXPECT_EQ(c.got.size(), 4u);
+  EXPECT_EQ(f->prepares.load(), 2);
+  EXPECT_EQ(p.stats().deduplicated, 2u);
+  EXPECT_EQ(p.stats().done, 2u);
+}
+
+TEST(Pipeline, FullIntakeBlocksSubmitAndFailsTrySubmit) {
+  auto fake = std::make_unique<FakeStages>();
+  Gate gate, started;
+  fake->on_prepare = [&](const std::string&) {
+    started.Open();
+    gate.Wait();
+  };
+  Collector c;
+  Pipeline p(std::move(fake), {.build_threads = 1, .queue_capacity = 1});
+  ASSERT_TRUE(p.Submit({"p.py", "a"}, c.Fn()));
+  ASSERT_TRUE(started.Wait());                   // "a" is in Prepare, the intake is empty
+  ASSERT_TRUE(p.Submit({"p.py", "b"}, c.Fn()));  // fills the intake
+  EXPECT_FALSE(p.TrySubmit({"p.py", "c"}, c.Fn()));
+  EXPECT_TRUE(p.TrySubmit({"p.py", "b"}, c.Fn()));  // identical to a queued job: no new work
+  auto blocked = std::async(std::launch::async, [&] { return p.Submit({"p.py", "d"}, c.Fn()); });
+  EXPECT_EQ(blocked.wait_for(200ms), std::future_status::timeout);  // backpressure
+  gate.Open();
+  EXPECT_TRUE(blocked.get());
+  p.Close();
+  EXPECT_EQ(c.got.size(), 4u);
+  EXPECT_EQ(p.stats().done, 3u);
+}
+
+TEST(Pipeline, BuildsOverlapExecutionOfEarlierJobs) {
+  auto fake = std::make_unique<FakeStages>();
+  Gate second_prepared;
+  fake->on_prepare = [&](const std::string& t) {
+    if (t == "good2") second_prepared.Open();
+  };
+  std::atomic<bool> overlapped{false};
+  fake->on_execute = [&](const std::string& t) {
+    if (t == "good1") overlapped = second_prepared.Wait(3000ms);  // deadlocks if serial
+  };
+  Collector c;
+  Pipeline p(std::move(fake), {.build_threads = 1, .queue_capacity = 4});
+  ASSERT_TRUE(p.Submit({"p.py", "good1"}, c.Fn()));
+  ASSERT_TRUE(p.Submit({"p.py", "good2"}, c.Fn()));
+  p.Close();
+  EXPECT_TRUE(overlapped);
+  EXPECT_GT(p.stats().lane_busy_ms[0], 0.0);
+}
+
+TEST(Pipeline, EveryLaneGetsWork) {
+  auto fake = std::make_unique<FakeStages>();
+  FakeStages* f = fake.get();
+  f->n_lanes = 2;
+  f->on_execute = [](const std::string&) { std::this_thread::sleep_for(20ms); };
+  Collector c;
+  Pipeline p(std::move(fake), {.build_threads = 2, .queue_capacity = 8});
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(p.Submit({"p.py", "good" + std::to_string(i)}, c.Fn()));
+  p.Close();
+  EXPECT_EQ(f->lanes_used.size(), 2u);
+  Stats s = p.stats();
+  ASSERT_EQ(s.lane_busy_ms.size(), 2u);
+  EXPECT_GT(s.lane_busy_ms[0], 0.0);
+  EXPECT_GT(s.lane_busy_ms[1], 0.0);
+  EXPECT_GE(s.wall_ms, 80.0);  // 8 x 20 ms over two lanes
+}
+
+TEST(Pipeline, SequentialRunsOneStageAtATime) {
+  auto fake = std::make_unique<FakeStages>();
+  FakeStages* f = fake.get();
+  f->on_execute = [](const std::string&) { std::this_thread::sleep_for(5ms); };
+  Collector c;
+  Pipeline p(std::move(fake), {.build_threads = 4, .queue_capacity = 8, .sequential = true});
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(p.Submit({"p.py", "good" + std::to_string(i)}, c.Fn()));
+  p.Close();
+  EXPECT_EQ(f->max_active.load(), 1);
+  EXPECT_EQ(c.got.size(), 6u);
+}
+
+TEST(Pipeline, ReuseStoredOffEvaluatesAgain) {
+  auto fake = std::make_unique<FakeStages>();
+  FakeStages* f = fake.get();
+  Collector c;
+  Pipeline p(std::move(fake), {.build_threads = 1, .queue_capacity = 2, .reuse_stored = false});
+  ASSERT_TRUE(p.Submit({"p.py", "stored1"}, c.Fn()));
+  p.Close();
+  EXPECT_EQ(f->lookups.load(), 0);
+  EXPECT_EQ(f->prepares.load(), 1);
+  ASSERT_EQ(c.got.size(), 1u);
+  EXPECT_FALSE(c.got[0].second);
+}
+
+}  // namespace
+}  // namespace kf::pipeline

@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""End to end test of `kforge bench` on the CPU backend.
+
+Builds a small samples tree from our examples (honest, broken and one red-team cheat, known
+outcomes; four distinct builds, to keep the test near two minutes on two idle cores) in both
+layouts (ours and KernelBench's), runs `kforge bench`, and checks every metric of results.json
+against numbers worked out by hand below (Pass@k, Avg@k, counts) or, for speedup-based metrics,
+recomputed here from the per-sample speedups in verdicts.jsonl with this file's own arithmetic.
+Then runs the bench again and checks that nothing was evaluated the second time.
+
+Usage: bench_test.py --kforge build/kforge [--python /usr/bin/python3] [--keep]
+"""
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# (samples path relative to the samples root, example file, expected status)
+SAMPLES = [
+    ("level1/relu/sample_0.py", "examples/cpu/relu.py", "ok"),
+    ("level1/relu/sample_1.md", "REPLY:examples/cpu/relu.py", "ok"),  # a raw model reply
+    # Static cheat (H03, try/except fallback): decided before any build, so it costs no compile.
+    ("level1/relu/sample_2.py", "tests/redteam/cpu/h03_except_fallback.py", "cheat"),
+    ("level1/relu/sample_3.py", "examples/cpu/broken/no_model_new.py", "format_error"),
+    ("level1/softmax/sample_0.py", "examples/cpu/softmax.py", "ok"),
+    ("level1/softmax/sample_1.py", "examples/cpu/broken/wrong.py", "incorrect"),
+    # KernelBench's generation layout, for a problem named the KernelBench way (1_...).
+    ("kb_run/level_2_problem_1_sample_0_kernel.py", "examples/cpu/gemm_bias_relu.py", "ok"),
+    ("kb_run/level_2_problem_1_sample_1_kernel.py", "examples/cpu/broken/no_model_new.py", "format_error"),
+]
+PROBLEMS = [
+    ("level1/relu.py", "problems/level1/relu.py"),
+    ("level1/softmax.py", "problems/level1/softmax.py"),
+    ("level2/1_gemm_bias_relu.py", "problems/level2/gemm_bias_relu.py"),
+]
+K = 2
+
+# Worked out by hand. relu: n=4, c=2; softmax: n=2, c=1; gemm_bias_relu: n=2, c=1.
+#   pass@2(relu) = 1 - C(2,2)/C(4,2) = 1 - 1/6 = 5/6; pass@2 is 1 for the others (n-c < k).
+#   pass@1 = avg = c/n = 0.5 for each problem.
+EXPECTED = {
+    "overall": {"problems": 3, "samples": 8, "correct": 4, "infra_errors": 0,
+                "pass_at_k": (5 / 6 + 1 + 1) / 3, "pass_at_1": 0.5,
+                "avg_at_k": 0.5, "fast_0": 4 / 8,
+                "status_counts": {"ok": 4, "cheat": 1, "format_error": 2, "incorrect": 1}},
+    "level1": {"problems": 2, "samples": 6, "correct": 3, "infra_errors": 0,
+               "pass_at_k": (5 / 6 + 1) / 2, "pass_at_1": 0.5,
+               "avg_at_k": 0.5, "fast_0": 3 / 6,
+               "status_counts": {"ok": 3, "cheat": 1, "format_error": 1, "incorrect": 1}},
+    "level2": {"problems": 1, "samples": 2, "correct": 1, "infra_errors": 0,
+               "pass_at_k": 1.0, "pass_at_1": 0.5, "avg_at_k": 0.5, "fast_0": 0.5,
+               "status_counts": {"ok": 1, "format_error": 1}},
+}
+PER_PROBLEM = {"relu": (4, 2, 5 / 6), "softmax": (2, 1, 1.0), "1_gemm_bias_relu": (2, 1, 1.0)}
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def close(a, b, what):
+    check(a is not None and abs(a - b) < 1e-9, f"{what}: got {a}, want {b}")
+
+
+def run_bench(kforge, tmp, cache, python):
+    cmd = [kforge, "bench", "--backend", "cpu", "--python", python, "--cache", cache,
+           "--problems", os.path.join(tmp, "problems/level1"),
+           "--problems", os.path.join(tmp, "problems/level2"),
+           "--samples", os.path.join(tmp, "samples"), "--k", str(K),
+           "--out", os.path.join(tmp, "out"), "--timing-budget-ms", "300",
+           "--call-timeout-s", "30", "--trials", "2", "--progress-interval-s", "15"]
+    t0 = time.time()
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    print(p.stdout + p.stderr)
+    check(p.returncode == 0, f"kforge bench exit code {p.returncode}")
+    with open(os.path.join(tmp, "out/results.json")) as f:
+        results = json.load(f)
+    with open(os.path.join(tmp, "out/verdicts.jsonl")) as f:
+        verdicts = [json.loads(line) for line in f if line.strip()]
+    return results, verdicts, time.time() - t0, p.stdout
+
+
+def speedup_metrics(verdicts, level):
+    """Faster Rate, fast_p and geomean from the samples' own speedups, computed here."""
+    rows = [v for v in verdicts if level in (None, v["level"]) and v["verdict"]["status"] != "infra_error"]
+    n = len(rows)
+    ok = [v["verdict"] for v in rows if v["verdict"]["status"] == "ok"]
+    eager = [(v.get("speedup") or {}).get("vs_eager") for v in ok]
+    out = {"faster_rate_vs_eager": sum(1 for s in eager if s is not None and s > 1.1) / n}
+    for p, name in [(0.5, "fast_0.5"), (0.8, "fast_0.8"), (1, "fast_1"), (1.5, "fast_1.5"), (2, "fast_2")]:
+        out[name] = sum(1 for s in eager if s is not None and s > p) / n
+    logs = [math.log(s) for s in eager if s is not None and s > 0]
+    out["geomean_speedup_vs_eager"] = math.exp(sum(logs) / len(logs)) if logs else None
+    return out, eager
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kforge", required=True)
+    ap.add_argument("--python", default=os.environ.get("KFORGE_PYTHON", "/usr/bin/python3"))
+    ap.add_argument("--keep", action="store_true")
+    a = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="kforge-bench-test.")
+    cache = os.environ.get("KFORGE_TEST_CACHE") or os.path.join(tmp, "cache")
+    for rel, src in PROBLEMS:
+        os.makedirs(os.path.dirname(os.path.join(tmp, "problems", rel)), exist_ok=True)
+        shutil.copy(os.path.join(ROOT, src), os.path.join(tmp, "problems", rel))
+    for rel, src, _ in SAMPLES:
+        dst = os.path.join(tmp, "samples", rel)
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        if src.startswith("REPLY:"):  # the example wrapped in a model's prose and a fence
+            code = open(os.path.join(ROOT, src[len("REPLY:"):])).read()
+            with open(dst, "w") as f:
+                f.write("Here is a faster ReLU.\n\n```python\n" + code + "```\n\nIt uses one pass.\n")
+        else:
+            shutil.copy(os.path.join(ROOT, src), dst)
+
+    results, verdicts, secs, stdout = run_bench(a.kforge, tmp, cache, a.python)
+    print(f"first run: {secs:.1f} s")
+
+    # Every sample was found, in both layouts, and ended as its example says.
+    check(len(verdicts) == len(SAMPLES), f"{len(verdicts)} verdicts for {len(SAMPLES)} samples")
+    got = {os.path.relpath(v["sample"], os.path.join(tmp, "samples")): v["verdict"]["status"] for v in verdicts}
+    for rel, src, want in SAMPLES:
+        check(got.get(rel) == want, f"{rel} ({src}): status {got.get(rel)}, want {want}")
+
+    run = results["run"]
+    check(results["k"] == K, "k recorded")
+    check(run["samples"] == 8 and run["evaluated"] == 8 and run["reused"] == 0,
+          f"first run evaluated {run['evaluated']} reused {run['reused']} of {run['samples']}")
+    check(len(run["lane_busy_ms"]) == 1 and run["lane_busy_ms"][0] > 0, "lane busy time recorded")
+    check(0 < run["lane_busy_ms"][0] <= run["wall_ms"], "lane busy time within wall time")
+
+    for group, want in EXPECTED.items():
+        agg = results["overall"] if group == "overall" else results["levels"][group]
+        for key in ["problems", "samples", "correct", "infra_errors"]:
+            check(agg[key] == want[key], f"{group}.{key}: got {agg[key]}, want {want[key]}")
+        for key in ["pass_at_k", "pass_at_1", "avg_at_k"]:
+            close(agg[key], want[key], f"{group}.{key}")
+        close(agg["fast_p"]["fast_0"], want["fast_0"], f"{group}.fast_0")
+        check(agg["status_counts"] == want["status_counts"],
+              f"{group}.status_counts: got {agg['status_counts']}")
+        # torch 1.13 (Debian, CPU) has no torch.compile: the vs-compile metrics are unavailable.
+        check(agg["faster_rate_vs_compile"] is None, f"{group}.faster_rate_vs_compile is null")
+        check(agg["geomean_speedup_vs_compile"] is None, f"{group}.geomean_speedup_vs_compile is null")
+        mine, eager = speedup_metrics(verdicts, None if group == "overall" else group)
+        check(all(s is not None and s > 0 for s in eager), f"{group}: every ok sample has a speedup")
+        close(agg["faster_rate_vs_eager"], mine["faster_rate_vs_eager"], f"{group}.faster_rate_vs_eager")
+        for name in ["fast_0.5", "fast_0.8", "fast_1", "fast_1.5", "fast_2"]:
+            close(agg["fast_p"][name], mine[name], f"{group}.{name}")
+        g = agg["geomean_speedup_vs_eager"]
+        check(g is not None and abs(g - mine["geomean_speedup_vs_eager"]) < 1e-9 * max(1, g),
+              f"{group}.geomean_speedup_vs_eager: got {g}, want {mine['geomean_speedup_vs_eager']}")
+
+    per = {p["problem"]: p for p in results["problems"]}
+    for name, (n, c, pk) in PER_PROBLEM.items():
+        p = per.get(name)
+        check(p is not None, f"problem {name} reported")
+        if p:
+            check((p["n"], p["correct"], p["k_used"]) == (n, c, min(K, n)), f"{name}: n/c/k_used {p}")
+            close(p["pass_at_k"], pk, f"{name}.pass_at_k")
+            close(p["avg_at_k"], c / n, f"{name}.avg_at_k")
+
+    check("pass@2" in stdout and "fast_1.5" in stdout, "the metrics table is printed")
+    html = open(os.path.join(tmp, "out/report.html")).read()
+    check("<svg" in html and "<script" not in html and "http" not in html.replace(
+        "http://www.w3.org/2000/svg", ""), "report.html is self-contained with inline SVG")
+    check(os.path.getsize(os.path.join(tmp, "out/report.md")) > 0, "report.md written")
+
+    # A rerun evaluates nothing: every verdict comes from the store.
+    results2, verdicts2, secs2, _ = run_bench(a.kforge, tmp, cache, a.python)
+    print(f"second run: {secs2:.1f} s")
+    run2 = results2["run"]
+    check(run2["evaluated"] == 0 and run2["reused"] == 8,
+          f"rerun evaluated {run2['evaluated']}, reused {run2['reused']}")
+    check(all(v["from_store"] for v in verdicts2), "rerun: every verdict from the store")
+    check(results2["overall"]["pass_at_k"] == results["overall"]["pass_at_k"], "rerun: same Pass@k")
+
+    if not a.keep:
+        shutil.rmtree(tmp, ignore_errors=True)
+    else:
+        print("kept", tmp)
+    if failures:
+        print(f"{len(failures)} check(s) failed")
+        return 1
+    print("bench test: all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
