@@ -17,7 +17,9 @@ void AddEngineFlags(CLI::App* app, EngineFlags* f) {
                   "cache folder: artifacts, store, problems sent with jobs (default: "
                   "~/.cache/kforge); share it between workers to build each extension once");
   app->add_option("--build-workers", f->build_workers, "concurrent compiles (default: cores)");
-  app->add_option("--devices", f->devices, "GPU indices, one execution lane each (default: 0)");
+  app->add_option("--devices", f->devices,
+                  "GPU indices I,J,..., one execution lane each (default: 0)")
+      ->delimiter(',');
   app->add_option("--trials", f->trials, "seeded correctness trials")->check(CLI::Range(1, 100));
   app->add_flag("--no-baselines", f->no_baselines, "skip timing eager and torch.compile");
   app->add_option("--timing-budget-ms", f->timing_budget_ms, "timing budget per candidate")
