@@ -3,7 +3,12 @@
 namespace kf::cli {
 
 const std::vector<Command>& Commands() {
-  static const std::vector<Command> kCommands = {EvalCommand(), LintCommand(), BenchCommand()};
+  static const std::vector<Command> kCommands = {
+      EvalCommand(), LintCommand(), BenchCommand(),
+#ifdef KFORGE_HAVE_NET
+      ServeCommand(),
+#endif
+      WorkerCommand()};
   return kCommands;
 }
 

@@ -26,5 +26,9 @@ const std::vector<Command>& Commands();
 Command EvalCommand();
 Command LintCommand();
 Command BenchCommand();
+Command WorkerCommand();
+#ifdef KFORGE_HAVE_NET
+Command ServeCommand();
+#endif
 
 }  // namespace kf::cli

@@ -1,0 +1,109 @@
+#include "queue/redis_jobs.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/hash.h"
+#include "eval/eval.h"
+
+namespace kf::queue {
+namespace {
+
+Reply Str(const std::string& s) {
+  Reply r;
+  r.type = Reply::Type::kString;
+  r.str = s;
+  return r;
+}
+Reply Int(long long v) {
+  Reply r;
+  r.type = Reply::Type::kInteger;
+  r.integer = v;
+  return r;
+}
+Reply Arr(std::vector<Reply> e) {
+  Reply r;
+  r.type = Reply::Type::kArray;
+  r.elements = std::move(e);
+  return r;
+}
+
+TEST(RedisUrl, Forms) {
+  auto a = ParseRedisUrl("redis://10.0.0.5:7000/2");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->host, "10.0.0.5");
+  EXPECT_EQ(a->port, 7000);
+  EXPECT_EQ(a->db, 2);
+  auto b = ParseRedisUrl("localhost");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->port, 6379);
+  EXPECT_FALSE(ParseRedisUrl("redis://h:notaport").ok());
+  EXPECT_FALSE(ParseRedisUrl("").ok());
+}
+
+TEST(Entries, ParsesStreamEntriesAndSkipsDeletedOnes) {
+  // [[id, [field, value]], [id, nil]] as XAUTOCLAIM gives for an entry deleted meanwhile.
+  Reply entries =
+      Arr({Arr({Str("1-0"), Arr({Str("id"), Str("abc")})}), Arr({Str("2-0"), Reply{}})});
+  auto d = ParseEntries(entries);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].entry_id, "1-0");
+  EXPECT_EQ(d[0].job_id, "abc");
+  EXPECT_TRUE(ParseEntries(Reply{}).empty());
+}
+
+TEST(Entries, DeliveryCountFromXpending) {
+  Reply p = Arr({Arr({Str("1-0"), Str("worker-a"), Int(1234), Int(3)})});
+  EXPECT_EQ(ParseDeliveryCount(p), 3);
+  EXPECT_EQ(ParseDeliveryCount(Arr({})), 0);
+}
+
+TEST(Job, IdIsTheEvalJobKeyAndIsChecked) {
+  JobSpec j = MakeJob("level1/relu", "class Model: pass", "cand", "cpu");
+  EXPECT_EQ(j.id, eval::JobKey(j.problem_hash, Sha256Hex("cand"), "cpu"));
+  auto back = JobFromJson(JobToJson(j));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->candidate, "cand");
+  auto forged = JobToJson(j);
+  forged["candidate"] = "other";
+  EXPECT_FALSE(JobFromJson(forged).ok());
+}
+
+TEST(Job, ResultRoundTrip) {
+  JobSpec j = MakeJob("level1/relu", "class Model: pass", "cand", "cpu");
+  JobResult r = InfraResult(j, "workers died", "w1", 4);
+  auto back = ResultFromJson(ResultToJson(r));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->verdict.status, VerdictStatus::kInfraError);
+  EXPECT_EQ(back->worker, "w1");
+  EXPECT_EQ(back->deliveries, 4);
+  EXPECT_FALSE(back->verdict.reward.has_value());
+}
+
+TEST(Job, MaterializeIsContentAddressedAndGivesTheProblemIdBack) {
+  auto dir = std::filesystem::temp_directory_path() / ("kf-mat-" + std::to_string(getpid()));
+  JobSpec j = MakeJob("level1/relu", "class Model: pass\n", "cand", "cpu");
+  auto p = MaterializeProblem(dir, j.problem_id, j.problem_hash, j.problem_text);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(eval::ProblemId(*p), "level1/relu");
+  std::ifstream in(*p);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "class Model: pass\n");
+  EXPECT_FALSE(MaterializeProblem(dir, "../evil", j.problem_hash, "x").ok());
+  EXPECT_FALSE(ValidProblemId("/abs"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Roles, Names) {
+  Role r;
+  ASSERT_TRUE(RoleFromName("gpu", &r));
+  EXPECT_EQ(r, Role::kGpu);
+  EXPECT_STREQ(RoleName(Role::kBuild), "build");
+  EXPECT_FALSE(RoleFromName("cpu", &r));
+}
+
+}  // namespace
+}  // namespace kf::queue

@@ -1,0 +1,43 @@
+// worker: the loop of `kforge worker --role build|gpu`. A build worker runs the CPU stages
+// (extract, static legality, build into the artifact cache) and either publishes a final
+// verdict or forwards the job to the gpu stream; a gpu worker prepares again (an artifact-cache
+// hit when the cache folder is shared, a rebuild otherwise) and executes on its lane.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <ostream>
+#include <string>
+
+#include "common/status.h"
+#include "eval/eval.h"
+#include "queue/redis_jobs.h"
+
+namespace kf::queue {
+
+struct WorkerOptions {
+  Role role = Role::kGpu;
+  std::string redis_url = "redis://127.0.0.1:6379";
+  std::string prefix = "kf";
+  std::string name;                 // consumer name; default host-pid-role
+  std::filesystem::path cache_dir;  // problems sent with jobs are written here
+  std::string backend;  // the evaluator's; a job for another backend ends as infra_error
+  // An entry idle this long is taken back from its worker, presumed dead. The running worker
+  // touches its entry every reclaim_idle / 4, so only a dead or frozen one loses it.
+  std::chrono::milliseconds reclaim_idle{60'000};
+  // After this many deliveries without a verdict a job ends as infra_error.
+  int max_deliveries = 3;
+  std::chrono::milliseconds block{1'000};  // one XREADGROUP wait; bounds the reaction to stop
+  int max_jobs = 0;                        // stop after this many (0: never); for tests
+};
+
+std::string DefaultWorkerName(Role role);
+
+// Runs until `stop` is set (checked between jobs and every `block`). The evaluator is borrowed;
+// the gpu role executes on its lane 0. Returns an error only if Redis cannot be reached at
+// start; later connection failures are retried.
+Status RunWorker(const WorkerOptions& opt, eval::Evaluator* ev, const std::atomic<bool>& stop,
+                 std::ostream& log);
+
+}  // namespace kf::queue

@@ -1,0 +1,112 @@
+#include "serve/api.h"
+
+#include <gtest/gtest.h>
+
+namespace kf::serve {
+namespace {
+using nlohmann::json;
+
+TEST(ParseItems, OneItemByProblemId) {
+  auto r = ParseItems(json{{"problem", "level1/relu"}, {"candidate", "x"}}, ApiLimits{});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->size(), 1u);
+  EXPECT_EQ((*r)[0].problem, "level1/relu");
+  EXPECT_EQ((*r)[0].candidate, "x");
+}
+
+TEST(ParseItems, BatchNamesTheBadField) {
+  json body = {{"items", {{{"problem", "a"}, {"candidate", "x"}}, {{"problem", "a"}}}}};
+  auto r = ParseItems(body, ApiLimits{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("items[1].candidate"), std::string::npos);
+}
+
+TEST(ParseItems, WrongTypesAndBothProblemsAreRefused) {
+  auto a = ParseItems(json{{"problem", 3}, {"candidate", "x"}}, ApiLimits{});
+  ASSERT_FALSE(a.ok());
+  EXPECT_NE(a.status().message().find("'problem' must be a string"), std::string::npos);
+  auto b =
+      ParseItems(json{{"problem", "p"}, {"problem_source", "s"}, {"candidate", "x"}}, ApiLimits{});
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.status().message().find("exactly one of"), std::string::npos);
+  EXPECT_FALSE(ParseItems(json::array(), ApiLimits{}).ok());
+  EXPECT_FALSE(ParseItems(json{{"items", json::array()}}, ApiLimits{}).ok());
+}
+
+TEST(ParseItems, Limits) {
+  ApiLimits lim;
+  lim.max_items = 2;
+  lim.max_candidate_bytes = 4;
+  json item = {{"problem", "p"}, {"candidate", "x"}};
+  EXPECT_FALSE(ParseItems(json{{"items", {item, item, item}}}, lim).ok());
+  auto big = ParseItems(json{{"problem", "p"}, {"candidate", "12345"}}, lim);
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.status().message().find("longer than 4 bytes"), std::string::npos);
+}
+
+TEST(Labels, IdSourceOrObject) {
+  ItemRequest a, b, c;
+  ASSERT_TRUE(ItemFromLabel("level1/relu", "label", &a).ok());
+  EXPECT_EQ(a.problem, "level1/relu");
+  ASSERT_TRUE(ItemFromLabel("import torch\nclass Model(nn.Module): pass\n", "label", &b).ok());
+  EXPECT_TRUE(b.problem.empty());
+  EXPECT_FALSE(b.problem_source.empty());
+  ASSERT_TRUE(ItemFromLabel(json{{"problem", "p"}}, "label", &c).ok());
+  EXPECT_EQ(c.problem, "p");
+  ItemRequest d;
+  EXPECT_FALSE(ItemFromLabel(json(5), "labels[0]", &d).ok());
+  EXPECT_FALSE(ItemFromLabel(json(""), "labels[0]", &d).ok());
+}
+
+TEST(OpenRlhf, StripsThePromptFromTheQuery) {
+  json body = {{"query", {"PROMPT```python\ncode\n```"}},
+               {"prompts", {"PROMPT"}},
+               {"labels", {"level1/relu"}}};
+  auto r = ParseOpenRlhf(body, ApiLimits{});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ((*r)[0].candidate, "```python\ncode\n```");
+  EXPECT_EQ((*r)[0].problem, "level1/relu");
+}
+
+TEST(OpenRlhf, LengthsMustAgree) {
+  auto r = ParseOpenRlhf(json{{"query", {"a", "b"}}, {"labels", {"p"}}}, ApiLimits{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("'labels'"), std::string::npos);
+  EXPECT_FALSE(ParseOpenRlhf(json{{"labels", {"p"}}}, ApiLimits{}).ok());
+}
+
+TEST(OpenRlhf, ResponseUsesMissingRewardWhereThereIsNone) {
+  queue::JobView done;
+  done.state = queue::JobView::State::kDone;
+  done.result = queue::JobResult{};
+  done.result->verdict.status = VerdictStatus::kOk;
+  done.result->verdict.reward = 1.25;
+  done.result->verdict.speedup_vs_eager = 1.5;
+  queue::JobView pending;
+  pending.state = queue::JobView::State::kPending;
+  json out = OpenRlhfResponse({done, pending}, -0.5);
+  EXPECT_EQ(out["rewards"], json({1.25, -0.5}));
+  EXPECT_EQ(out["scores"], out["rewards"]);
+  EXPECT_EQ(out["extra_logs"]["correct"], json({1.0, 0.0}));
+  EXPECT_EQ(out["extra_logs"]["no_reward"], json({0.0, 1.0}));
+}
+
+TEST(Slime, NeedsLabelAndResponse) {
+  auto ok =
+      ParseSlime(json{{"prompt", "p"}, {"response", "r"}, {"label", "level1/relu"}}, ApiLimits{});
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->candidate, "r");
+  auto no_label = ParseSlime(json{{"response", "r"}}, ApiLimits{});
+  ASSERT_FALSE(no_label.ok());
+  EXPECT_NE(no_label.status().message().find("'label'"), std::string::npos);
+  EXPECT_FALSE(ParseSlime(json{{"label", "x"}}, ApiLimits{}).ok());
+}
+
+TEST(Dump, SurvivesInvalidUtf8) {
+  json j = {{"x", std::string("\xff\xfe ok")}};
+  EXPECT_NE(Dump(j).find("ok"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kf::serve

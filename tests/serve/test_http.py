@@ -1,0 +1,129 @@
+"""The reward service in its embedded mode (kforge serve alone): the HTTP API's answers,
+4xx for bad requests (nothing lost meanwhile), 503 with Retry-After when full, the OpenRLHF and
+slime adapters, /metrics.
+
+usage: test_http.py KFORGE [CACHE]
+"""
+import os
+import sys
+import time
+
+from common import Cluster, PROBLEMS, RELU, SLOW_RELU, fresh, http, read
+
+
+def check_errors(url, good_job):
+    relu = read(RELU)
+    cases = [
+        # (method, path, body or raw bytes, expected code, words the message must hold)
+        ("POST", "/v1/evaluations", b"{not json", 400, "not valid JSON"),
+        ("POST", "/v1/evaluations", {"problem": "level1/relu"}, 400, "'candidate' is required"),
+        ("POST", "/v1/evaluations", {"problem": 5, "candidate": "x"}, 400, "'problem' must be a string"),
+        ("POST", "/v1/evaluations", {"candidate": "x"}, 400, "exactly one of 'problem'"),
+        ("POST", "/v1/evaluations", {"items": [{"problem": "level1/relu", "candidate": relu}, {"problem": "level1/relu"}]},
+         400, "items[1].candidate"),
+        ("POST", "/v1/evaluations", {"problem": "level9/nope", "candidate": relu}, 404, "unknown problem 'level9/nope'"),
+        ("POST", "/v1/reward", {"items": [{"problem": "level1/relu", "candidate": relu}, {"problem": "nope", "candidate": relu}]},
+         404, "items[1]"),
+        ("POST", "/v1/reward", {"problem_source": "x = 1", "candidate": relu}, 400, "not a KernelBench problem"),
+        ("POST", "/get_reward", {"query": ["a", "b"], "labels": ["level1/relu"]}, 400, "differ in length"),
+        ("POST", "/get_reward", {"query": ["a"], "labels": ["level7/x"]}, 404, "labels[0]"),
+        ("POST", "/slime/reward", {"prompt": "p", "response": "r"}, 400, "'label' is required"),
+        ("POST", "/slime/reward", {"prompt": "p", "response": "r", "label": "zz/none"}, 404, "unknown problem"),
+        ("GET", "/v1/evaluations/" + "0" * 64, None, 404, "no evaluation"),
+        ("GET", "/v1/evaluations/" + good_job + "?wait=abc", None, 400, "'wait'"),
+        ("GET", "/v2/whatever", None, 404, "no such route"),
+        ("POST", "/v1/evaluations", b"x" * (2 << 20), 413, "too large"),
+    ]
+    for method, path, body, want, words in cases:
+        raw = body if isinstance(body, bytes) else None
+        code, got, _ = http(method, url + path, body=None if raw is not None else body, raw=raw)
+        assert code == want, (path, body if raw is None else raw[:40], code, got)
+        msg = got.get("error", "") if isinstance(got, dict) else str(got)
+        # httplib itself may refuse an oversized body before our handler reads it.
+        assert words in msg or (want == 413 and code == 413), (path, words, msg)
+    print("errors: %d malformed, oversized and unknown-problem requests answered 4xx" % len(cases))
+
+
+def main():
+    kforge = sys.argv[1]
+    cache = sys.argv[2] if len(sys.argv) > 2 else None
+    c = Cluster(kforge, cache)
+    ok = False
+    try:
+        url = c.start_serve("serve", ["--max-in-flight", "3", "--max-body-bytes", str(1 << 20)])
+        code, body, _ = http("GET", url + "/v1/problems")
+        assert code == 200 and any(p["id"] == "level1/relu" for p in body["problems"]), body
+
+        # A real job in flight while bad requests come: it still completes.
+        slow = fresh(read(SLOW_RELU))
+        code, body, _ = http("POST", url + "/v1/evaluations", {"problem": "level1/relu", "candidate": slow})
+        assert code == 202 and body["evaluations"][0]["state"] in ("pending", "done"), body
+        slow_id = body["id"]
+        # Idempotent: the same problem and candidate are the same job.
+        code, again, _ = http("POST", url + "/v1/evaluations", {"problem": "level1/relu", "candidate": slow})
+        assert again["id"] == slow_id, again
+        # Full (3 in flight: the slow job runs, two wait behind it): a fourth distinct job is
+        # refused with 503 and Retry-After.
+        fill = []
+        for _ in range(2):
+            code2, body2, _ = http("POST", url + "/v1/evaluations", {"problem": "level1/relu", "candidate": fresh(read(RELU))})
+            assert code2 == 202, (code2, body2)
+            fill.append(body2["id"])
+        code3, body3, hdrs = http("POST", url + "/v1/evaluations", {"problem": "level1/relu", "candidate": fresh(read(RELU))})
+        assert code3 == 503 and "Retry-After" in hdrs, (code3, body3, hdrs)
+        assert "full" in body3["error"], body3
+        print("overload: 503 with Retry-After:", hdrs["Retry-After"])
+
+        check_errors(url, slow_id)
+        code, body, _ = http("GET", url + "/v1/evaluations/%s?wait=300" % slow_id, timeout=320)
+        assert code == 200 and body["state"] == "done" and body["status"] != "infra_error", body
+        print("the job in flight during the bad requests:", body["status"])
+        for job in fill:  # then the queue has room again
+            code, body, _ = http("GET", url + "/v1/evaluations/%s?wait=300" % job, timeout=320)
+            assert code == 200 and body["state"] == "done", body
+
+        # A batch reward: an inline problem and a registered one, and a format error.
+        relu = read(RELU)
+        # Inline problems are content-addressed: the same text as a registered problem is that
+        # problem; a changed comment makes it a new one.
+        problem_src = fresh(read(os.path.join(PROBLEMS, "level1", "relu.py")))
+        code, body, _ = http("POST", url + "/v1/reward", {"items": [
+            {"problem": "level1/relu", "candidate": relu},
+            {"problem_source": problem_src, "candidate": relu},
+            {"problem": "level1/relu", "candidate": "no code at all"}]}, timeout=600)
+        assert code == 200, body
+        st = [r["status"] for r in body["results"]]
+        assert st[2] == "format_error" and body["rewards"][2] == -1, body["results"][2]
+        assert st[0] != "infra_error" and st[1] != "infra_error", st
+        assert body["results"][1]["verdict"]["problem"]["id"] == "inline", body["results"][1]
+        rewards = body["rewards"]
+        print("reward batch:", st, rewards)
+
+        # OpenRLHF: the query is prompt + response; the label names the problem.
+        prompt = "Write a faster ReLU.\n"
+        code, body, _ = http("POST", url + "/get_reward", {
+            "query": [prompt + "```python\n" + relu + "\n```", prompt + "nothing"],
+            "prompts": [prompt, prompt], "labels": ["level1/relu", "level1/relu"]}, timeout=600)
+        assert code == 200 and len(body["rewards"]) == 2 and body["rewards"][1] == -1, body
+        assert body["rewards"][0] == body["scores"][0] and "correct" in body["extra_logs"], body
+        # slime: one sample; a bare number, or an object with ?full=1.
+        code, r, _ = http("POST", url + "/slime/reward", {"prompt": prompt, "response": relu, "label": "level1/relu"})
+        assert code == 200 and r == rewards[0], r
+        code, r, _ = http("POST", url + "/slime/reward?full=1", {"prompt": prompt, "response": relu, "label": "level1/relu"})
+        assert code == 200 and r["reward"] == rewards[0] and r["status"] == st[0], r
+
+        code, text, _ = http("GET", url + "/metrics")
+        for needle in ["kforge_queue_depth{queue=\"build\"}", "kforge_verdicts_total{status=\"format_error\"}",
+                       "kforge_http_requests_total{route=\"evaluations\",code=\"400\"}",
+                       "kforge_overload_total 1", "kforge_stage_seconds_count{stage=\"build\"}"]:
+            assert needle in text, (needle, text)
+        code, body, _ = http("GET", url + "/healthz")
+        assert code == 200 and body["ok"] and body["engine"] == "embedded", body
+        ok = True
+    finally:
+        c.stop(keep_logs=not ok)
+    print("test_http: PASS")
+
+
+if __name__ == "__main__":
+    main()
