@@ -3,7 +3,14 @@
 namespace kf::cli {
 
 const std::vector<Command>& Commands() {
-  static const std::vector<Command> kCommands = {EvalCommand(), LintCommand()};
+  static const std::vector<Command> kCommands = {
+      EvalCommand(),
+      LintCommand(),
+#ifdef KFORGE_HAVE_NET
+      GenerateCommand(),
+#endif
+      McpCommand(),
+  };
   return kCommands;
 }
 

@@ -25,5 +25,9 @@ const std::vector<Command>& Commands();
 
 Command EvalCommand();
 Command LintCommand();
+Command McpCommand();
+#ifdef KFORGE_HAVE_NET
+Command GenerateCommand();  // talks to a model server: needs the HTTP components
+#endif
 
 }  // namespace kf::cli
