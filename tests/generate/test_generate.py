@@ -87,8 +87,8 @@ class GenerateTest(unittest.TestCase):
         for k in (1, 2):
             self.assertIn(turns[k - 1]["candidate"], prompts[k])
             self.assertIn(turns[k - 1]["verdict"]["feedback"], prompts[k])
-        self.assertIn("not_declared_anywhere", prompts[1])
-        self.assertIn("was not declared", prompts[1])
+        self.assertIn('#include "relu_helpers.h"', prompts[1])
+        self.assertIn("relu_helpers.h: No such file or directory", prompts[1])
         self.assertIn("has shape [4194304]", prompts[2])
 
     def test_server_down_is_a_clear_error(self):
