@@ -10,11 +10,10 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/status.h"
 #include "execute/execute.h"
@@ -102,7 +101,8 @@ struct Trajectory {
   int first_pass_turn = 0;      // first turn whose verdict is ok, 0 when none
   double prime_echo = 0;        // PrimeEcho over `rewards`
   int best_turn = -1;           // fastest correct turn of this sample, -1 when none
-  std::string stop_reason;      // "passed", "target_reached", "turns_exhausted", "model_error", "aborted"
+  std::string
+      stop_reason;  // "passed", "target_reached", "turns_exhausted", "model_error", "aborted"
 };
 
 struct Best {
@@ -127,7 +127,8 @@ GenerateResult Generate(const GenerateOptions& opt, const PromptTemplates& templ
                         const ProblemContext& context, model::ModelClient& client,
                         const EvaluateFn& evaluate, const Callbacks& callbacks = {});
 
-// One JSONL record each (docs/GENERATE.md): {"type":"turn",...} and {"type":"trajectory",...}.
+// One JSONL record each (docs/CLI.md, "kforge generate"): {"type":"turn",...} and
+// {"type":"trajectory",...}.
 nlohmann::json TurnJson(const Turn& t);
 nlohmann::json TrajectoryJson(const Trajectory& t);
 

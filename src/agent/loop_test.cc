@@ -17,8 +17,9 @@ class ScriptTransport : public model::HttpTransport {
   std::vector<std::string> replies;
   size_t next = 0;
   std::vector<json> requests;
-  Result<model::HttpResponse> Post(const std::string&, const std::string& body,
-                                   const std::vector<std::pair<std::string, std::string>>&) override {
+  Result<model::HttpResponse> Post(
+      const std::string&, const std::string& body,
+      const std::vector<std::pair<std::string, std::string>>&) override {
     std::lock_guard<std::mutex> g(mu);
     requests.push_back(json::parse(body));
     if (next >= replies.size()) return Status::Unavailable("connection refused");

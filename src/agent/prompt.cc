@@ -19,8 +19,8 @@ namespace {
 // Every placeholder a template may use; a name outside this list is a typo.
 const std::set<std::string>& KnownNames() {
   static const std::set<std::string> kNames = {
-      "problem_id", "problem_source", "io_shapes", "backend", "device", "output_format",
-      "turn", "previous_candidate", "status", "feedback", "goal"};
+      "problem_id", "problem_source",     "io_shapes", "backend",  "device", "output_format",
+      "turn",       "previous_candidate", "status",    "feedback", "goal"};
   return kNames;
 }
 
@@ -103,9 +103,9 @@ Result<PromptTemplates> LoadTemplates(const fs::path& dir, const std::string& ba
     std::string file;
     std::string* into;
   };
-  for (const Entry& e : {Entry{"system.txt", &t.system}, Entry{"task.txt", &t.task},
-                         Entry{"repair.txt", &t.repair},
-                         Entry{"format_" + backend + ".txt", &t.format}}) {
+  for (const Entry& e :
+       {Entry{"system.txt", &t.system}, Entry{"task.txt", &t.task}, Entry{"repair.txt", &t.repair},
+        Entry{"format_" + backend + ".txt", &t.format}}) {
     auto text = ReadFile(dir / e.file);
     if (!text.ok()) return text.status();
     std::vector<std::string> names;
@@ -136,7 +136,8 @@ fs::path DefaultPromptDir() {
 }
 
 std::string DescribeShapes(const execute::ProblemInfo& info) {
-  std::string out = "Inputs (what get_inputs() returns; ModelNew.forward receives them in this order):\n";
+  std::string out =
+      "Inputs (what get_inputs() returns; ModelNew.forward receives them in this order):\n";
   DescribeList(info.inputs, "input", &out);
   out += "Outputs (what Model.forward returns; ModelNew.forward must return the same):\n";
   DescribeList(info.outputs, "output", &out);
@@ -148,9 +149,11 @@ std::string DescribeShapes(const execute::ProblemInfo& info) {
 namespace {
 
 std::map<std::string, std::string> Vars(const PromptTemplates& t, const ProblemContext& c) {
-  std::map<std::string, std::string> v = {
-      {"problem_id", c.problem_id}, {"problem_source", c.source}, {"io_shapes", c.shapes},
-      {"backend", c.backend},       {"device", c.device}};
+  std::map<std::string, std::string> v = {{"problem_id", c.problem_id},
+                                          {"problem_source", c.source},
+                                          {"io_shapes", c.shapes},
+                                          {"backend", c.backend},
+                                          {"device", c.device}};
   v["output_format"] = Substitute(t.format, v);
   return v;
 }

@@ -9,8 +9,8 @@ namespace {
 
 TEST(Substitute, ReplacesKnownKeepsUnknownAndDoesNotRecurse) {
   std::vector<std::string> unknown;
-  std::string out = Substitute("a {{x}} b {{ y }} c {{nope}} d {{x}}",
-                               {{"x", "1"}, {"y", "{{x}}"}}, &unknown);
+  std::string out =
+      Substitute("a {{x}} b {{ y }} c {{nope}} d {{x}}", {{"x", "1"}, {"y", "{{x}}"}}, &unknown);
   EXPECT_EQ(out, "a 1 b {{x}} c {{nope}} d 1");
   EXPECT_EQ(unknown, std::vector<std::string>{"nope"});
   EXPECT_EQ(Substitute("unclosed {{x", {{"x", "1"}}), "unclosed {{x");
@@ -29,7 +29,8 @@ TEST(LoadTemplates, TheShippedOnesLoadForBothBackends) {
 }
 
 TEST(LoadTemplates, RejectsTyposAndMissingFiles) {
-  auto dir = std::filesystem::temp_directory_path() / ("kf_prompt_test_" + std::to_string(getpid()));
+  auto dir =
+      std::filesystem::temp_directory_path() / ("kf_prompt_test_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   auto write = [&](const std::string& name, const std::string& text) {
     std::ofstream(dir / name) << text;
@@ -50,7 +51,8 @@ TEST(LoadTemplates, RejectsTyposAndMissingFiles) {
 }
 
 PromptTemplates Small() {
-  return {"system for {{backend}}", "solve {{problem_id}}:\n{{problem_source}}\n{{io_shapes}}{{output_format}}",
+  return {"system for {{backend}}",
+          "solve {{problem_id}}:\n{{problem_source}}\n{{io_shapes}}{{output_format}}",
           "turn {{turn}} was {{status}}:\n{{previous_candidate}}\n{{feedback}}\n{{goal}}",
           "format for {{device}}"};
 }
@@ -61,7 +63,8 @@ TEST(Prompts, FirstAndRepair) {
   ASSERT_EQ(first.size(), 2u);
   EXPECT_EQ(first[0].role, "system");
   EXPECT_EQ(first[0].content, "system for cpu");
-  EXPECT_EQ(first[1].content, "solve level1/relu:\nclass Model: ...\ninput0: float32 [2]\nformat for Xeon");
+  EXPECT_EQ(first[1].content,
+            "solve level1/relu:\nclass Model: ...\ninput0: float32 [2]\nformat for Xeon");
 
   Verdict v;
   v.status = VerdictStatus::kIncorrect;
@@ -69,8 +72,10 @@ TEST(Prompts, FirstAndRepair) {
   auto repair = RepairPrompt(Small(), c, 2, "class ModelNew: pass", v, std::nullopt);
   ASSERT_EQ(repair.size(), 2u);
   EXPECT_NE(repair[1].content.find("solve level1/relu"), std::string::npos);
-  EXPECT_NE(repair[1].content.find("turn 2 was incorrect:\nclass ModelNew: pass\nmax abs error 3.0 at [1]\nFix"),
-            std::string::npos) << repair[1].content;
+  EXPECT_NE(repair[1].content.find(
+                "turn 2 was incorrect:\nclass ModelNew: pass\nmax abs error 3.0 at [1]\nFix"),
+            std::string::npos)
+      << repair[1].content;
 
   v.status = VerdictStatus::kOk;
   auto faster = RepairPrompt(Small(), c, 3, "x", v, 2.5);
@@ -88,9 +93,11 @@ TEST(DescribeShapes, ListsDtypeShapeStrideAndContiguity) {
   info.init_inputs = nlohmann::json::array({64, 0.5});
   std::string s = DescribeShapes(info);
   EXPECT_NE(s.find("input0: float32 tensor, shape [4, 8], stride [8, 1], contiguous, on cpu"),
-            std::string::npos) << s;
+            std::string::npos)
+      << s;
   EXPECT_NE(s.find("input1: float16 tensor, shape [4, 8], stride [1, 4], not contiguous"),
-            std::string::npos) << s;
+            std::string::npos)
+      << s;
   EXPECT_NE(s.find("input2: Python value 3"), std::string::npos) << s;
   EXPECT_NE(s.find("output0: float32 tensor, shape [4]"), std::string::npos) << s;
   EXPECT_NE(s.find("[64,0.5]"), std::string::npos) << s;

@@ -54,13 +54,14 @@ int RunGenerate(const GenerateFlags& f) {
   if (f.optimize_until > 0) req.options.optimize_until = f.optimize_until;
   req.options.sampling = MakeSampling(f.model);
   req.progress = &std::cout;
-  std::cout << "generating for " << eval::ProblemId(f.problem) << " with " << f.model.model << " at "
-            << f.model.url << ": " << f.samples << " samples, up to " << f.turns << " turns, backend "
-            << eo.backend << std::endl;
+  std::cout << "generating for " << eval::ProblemId(f.problem) << " with " << f.model.model
+            << " at " << f.model.url << ": " << f.samples << " samples, up to " << f.turns
+            << " turns, backend " << eo.backend << std::endl;
   auto report = RunGeneration(shared, **client, req);
   if (!report.ok()) {
     std::cerr << me << report.status().message() << "\n";
-    return report.status().code() == Code::kNotFound || report.status().code() == Code::kInvalidArgument
+    return report.status().code() == Code::kNotFound ||
+                   report.status().code() == Code::kInvalidArgument
                ? kExitUsage
                : kExitInfra;
   }
@@ -72,7 +73,8 @@ int RunGenerate(const GenerateFlags& f) {
               << score::Render(r.best->verdict, color) << "saved " << report->best_path.string()
               << " (verdict: " << report->verdict_path.string() << ")\n";
   } else {
-    std::cout << "no correct kernel in " << f.samples << " samples of up to " << f.turns << " turns\n";
+    std::cout << "no correct kernel in " << f.samples << " samples of up to " << f.turns
+              << " turns\n";
   }
   std::cout << "trajectories: " << report->trajectories_path.string() << std::endl;
   if (!r.model_error.ok()) {
@@ -80,7 +82,8 @@ int RunGenerate(const GenerateFlags& f) {
     return kExitInfra;
   }
   if (!r.best && report->infra_errors > 0) {
-    std::cerr << me << report->infra_errors << " verification(s) failed inside kforge (infra_error); "
+    std::cerr << me << report->infra_errors
+              << " verification(s) failed inside kforge (infra_error); "
               << "see the verdicts in " << report->trajectories_path.string() << "\n";
     return kExitInfra;
   }
@@ -90,26 +93,27 @@ int RunGenerate(const GenerateFlags& f) {
 }  // namespace
 
 Command GenerateCommand() {
-  return {"generate",
-          "Ask a model for kernels, verify each, feed the verdicts back; keep the fastest correct one",
-          [](CLI::App* app) -> std::function<int()> {
-            auto f = std::make_shared<GenerateFlags>();
-            app->add_option("--problem", f->problem, "KernelBench-format problem file")->required();
-            app->add_option("--out", f->out_dir,
-                            "folder for best.py, best.json and trajectories.jsonl (out/<problem>)");
-            app->add_option("--samples", f->samples, "independent samples, run in parallel (4)")
-                ->check(CLI::Range(1, 256));
-            app->add_option("--turns", f->turns, "model calls per sample at most (3)")
-                ->check(CLI::Range(1, 100));
-            app->add_option("--optimize-until", f->optimize_until,
-                            "keep improving correct kernels until this speedup over eager")
-                ->check(CLI::PositiveNumber);
-            AddModelFlags(app, &f->model);
-            app->get_option("--model-url")->required();
-            app->get_option("--model")->required();
-            AddEvalFlags(app, &f->eval);
-            return [f] { return RunGenerate(*f); };
-          }};
+  return {
+      "generate",
+      "Ask a model for kernels, verify each, feed the verdicts back; keep the fastest correct one",
+      [](CLI::App* app) -> std::function<int()> {
+        auto f = std::make_shared<GenerateFlags>();
+        app->add_option("--problem", f->problem, "KernelBench-format problem file")->required();
+        app->add_option("--out", f->out_dir,
+                        "folder for best.py, best.json and trajectories.jsonl (out/<problem>)");
+        app->add_option("--samples", f->samples, "independent samples, run in parallel (4)")
+            ->check(CLI::Range(1, 256));
+        app->add_option("--turns", f->turns, "model calls per sample at most (3)")
+            ->check(CLI::Range(1, 100));
+        app->add_option("--optimize-until", f->optimize_until,
+                        "keep improving correct kernels until this speedup over eager")
+            ->check(CLI::PositiveNumber);
+        AddModelFlags(app, &f->model);
+        app->get_option("--model-url")->required();
+        app->get_option("--model")->required();
+        AddEvalFlags(app, &f->eval);
+        return [f] { return RunGenerate(*f); };
+      }};
 }
 
 }  // namespace kf::cli

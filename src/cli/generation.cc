@@ -22,15 +22,19 @@ void AddEvalFlags(CLI::App* app, EvalSetup* f) {
   app->add_option("--trials", f->trials, "seeded correctness trials per candidate")
       ->check(CLI::Range(1, 100));
   app->add_option("--device", f->device, "GPU index")->check(CLI::NonNegativeNumber);
-  app->add_option("--build-workers", f->build_workers, "concurrent compiles (default: one per core)");
-  app->add_flag("--no-baselines", f->no_baselines, "skip timing eager and torch.compile (no speedups)");
+  app->add_option("--build-workers", f->build_workers,
+                  "concurrent compiles (default: one per core)");
+  app->add_flag("--no-baselines", f->no_baselines,
+                "skip timing eager and torch.compile (no speedups)");
   app->add_option("--timing-budget-ms", f->timing_budget_ms, "timing budget per candidate")
       ->check(CLI::PositiveNumber);
-  app->add_option("--call-timeout-s", f->call_timeout_s, "one candidate call longer than this is a timeout")
+  app->add_option("--call-timeout-s", f->call_timeout_s,
+                  "one candidate call longer than this is a timeout")
       ->check(CLI::Range(1, 3600));
   app->add_option("--load-timeout-s", f->load_timeout_s, "importing a candidate, builds excluded")
       ->check(CLI::Range(1, 3600));
-  app->add_flag("--allow-libraries", f->allow_libraries, "allow cuBLAS/cuDNN/CUTLASS from kernel sources");
+  app->add_flag("--allow-libraries", f->allow_libraries,
+                "allow cuBLAS/cuDNN/CUTLASS from kernel sources");
 }
 
 eval::EvalOptions MakeEvalOptions(const EvalSetup& f) {
@@ -41,7 +45,8 @@ eval::EvalOptions MakeEvalOptions(const EvalSetup& f) {
   opt.cache_dir = f.cache_dir.empty() ? eval::DefaultCacheDir() : fs::path(f.cache_dir);
   opt.runner_dir = eval::FindRunnerDir();
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  opt.build_workers = f.build_workers > 0 ? f.build_workers : static_cast<int>(cores > 0 ? cores : 1);
+  opt.build_workers =
+      f.build_workers > 0 ? f.build_workers : static_cast<int>(cores > 0 ? cores : 1);
   opt.baselines = !f.no_baselines;
   opt.exec.trials = f.trials;
   opt.exec.timing.budget_ms = f.timing_budget_ms;
@@ -52,17 +57,21 @@ eval::EvalOptions MakeEvalOptions(const EvalSetup& f) {
 }
 
 void AddModelFlags(CLI::App* app, ModelSetup* f) {
-  app->add_option("--model-url", f->url, "OpenAI-compatible base URL, e.g. http://localhost:8000/v1");
+  app->add_option("--model-url", f->url,
+                  "OpenAI-compatible base URL, e.g. http://localhost:8000/v1");
   app->add_option("--model", f->model, "model name sent with every request");
-  app->add_option("--api-key-env", f->api_key_env,
-                  "environment variable holding the API key, sent as a Bearer token (OPENAI_API_KEY)");
+  app->add_option(
+      "--api-key-env", f->api_key_env,
+      "environment variable holding the API key, sent as a Bearer token (OPENAI_API_KEY)");
   app->add_option("--request-timeout-s", f->request_timeout_s,
                   "give up on a request that sends nothing for this long (600)")
       ->check(CLI::Range(1, 86400));
-  app->add_option("--retries", f->retries,
-                  "retries of a request on connect errors, HTTP 429 and 5xx, with exponential backoff (3)")
+  app->add_option(
+         "--retries", f->retries,
+         "retries of a request on connect errors, HTTP 429 and 5xx, with exponential backoff (3)")
       ->check(CLI::Range(0, 20));
-  app->add_option("--concurrency", f->concurrency, "model requests in flight at once (default: --samples)")
+  app->add_option("--concurrency", f->concurrency,
+                  "model requests in flight at once (default: --samples)")
       ->check(CLI::NonNegativeNumber);
   app->add_option("--temperature", f->temperature, "sampling temperature (0.7)");
   app->add_option("--top-p", f->top_p, "nucleus sampling (0.95)");
@@ -101,8 +110,9 @@ Result<std::unique_ptr<model::ModelClient>> MakeClient(const ModelSetup& f, int 
 #else
   (void)f;
   (void)samples;
-  return Status::Unavailable("this kforge was built without KFORGE_NET (static build): it cannot "
-                             "talk to a model server");
+  return Status::Unavailable(
+      "this kforge was built without KFORGE_NET (static build): it cannot "
+      "talk to a model server");
 #endif
 }
 
@@ -134,7 +144,8 @@ std::string ProgressLine(const agent::Turn& t) {
     std::snprintf(buf, sizeof buf, "  reward %.2f", *t.reward);
     s += buf;
   }
-  std::snprintf(buf, sizeof buf, "  (model %.1f s, verify %.1f s)", t.model_ms / 1000, t.eval_ms / 1000);
+  std::snprintf(buf, sizeof buf, "  (model %.1f s, verify %.1f s)", t.model_ms / 1000,
+                t.eval_ms / 1000);
   return s + buf;
 }
 
@@ -177,8 +188,8 @@ Result<GenerationReport> RunGeneration(SharedEvaluator& ev, model::ModelClient& 
   // Shape injection: what the judge itself measured, so the prompt cannot disagree with it.
   auto facts = ev.Describe(req.problem);
   if (!facts.ok()) return facts.status();
-  agent::ProblemContext ctx{eval::ProblemId(req.problem), *source, agent::DescribeShapes(facts->info),
-                            req.backend, facts->device};
+  agent::ProblemContext ctx{eval::ProblemId(req.problem), *source,
+                            agent::DescribeShapes(facts->info), req.backend, facts->device};
   agent::Callbacks cb;
   cb.on_turn = [&](const agent::Turn& t) {
     if (req.progress) *req.progress << ProgressLine(t) << std::endl;
@@ -188,7 +199,9 @@ Result<GenerationReport> RunGeneration(SharedEvaluator& ev, model::ModelClient& 
   cb.on_trajectory = [&](const agent::Trajectory& t) {
     if (jsonl.is_open()) jsonl << agent::TrajectoryJson(t).dump() << std::endl;
   };
-  agent::EvaluateFn evaluate = [&](const std::string& text) { return ev.Evaluate(req.problem, text); };
+  agent::EvaluateFn evaluate = [&](const std::string& text) {
+    return ev.Evaluate(req.problem, text);
+  };
   report.result = agent::Generate(req.options, *templates, ctx, client, evaluate, cb);
   if (!req.out_dir.empty() && report.result.best) {
     report.best_path = req.out_dir / "best.py";

@@ -3,14 +3,13 @@
 // written to the output folder).
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <memory>
 #include <mutex>
 #include <ostream>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "agent/agent.h"
 #include "common/status.h"

@@ -12,8 +12,8 @@
 namespace kf::cli {
 namespace {
 namespace fs = std::filesystem;
-using nlohmann::json;
 using mcp::ToolResult;
+using nlohmann::json;
 
 struct McpFlags {
   std::string problems_dir;  // what list_problems lists by default
@@ -79,7 +79,8 @@ class Tools {
         if (it->is_regular_file() && IsProblem(it->path())) found.push_back(it->path());
       }
       std::sort(found.begin(), found.end());
-      for (const auto& p : found) list.push_back({{"id", eval::ProblemId(p)}, {"path", p.string()}});
+      for (const auto& p : found)
+        list.push_back({{"id", eval::ProblemId(p)}, {"path", p.string()}});
     } else {
       return ToolResult::Error("no such file or folder: " + root.string());
     }
@@ -96,14 +97,20 @@ class Tools {
     auto ev = Evaluator();
     if (!ev.ok()) return ToolResult::Error(ev.status().message());
     auto facts = (*ev)->Describe(path);
-    if (!facts.ok()) return ToolResult::Error("the judge could not load the problem: " + facts.status().message());
+    if (!facts.ok())
+      return ToolResult::Error("the judge could not load the problem: " + facts.status().message());
     std::string text = "Problem " + eval::ProblemId(path) + " (" + path.string() + "), backend " +
                        Backend() + ", device " + facts->device + "\n\n```python\n" + source +
                        "```\n\n" + agent::DescribeShapes(facts->info);
     return {text,
-            {{"id", eval::ProblemId(path)}, {"path", path.string()}, {"source", source},
-             {"backend", Backend()}, {"device", facts->device}, {"inputs", facts->info.inputs},
-             {"outputs", facts->info.outputs}, {"init_inputs", facts->info.init_inputs}},
+            {{"id", eval::ProblemId(path)},
+             {"path", path.string()},
+             {"source", source},
+             {"backend", Backend()},
+             {"device", facts->device},
+             {"inputs", facts->info.inputs},
+             {"outputs", facts->info.outputs},
+             {"init_inputs", facts->info.init_inputs}},
             false};
   }
 
@@ -124,7 +131,8 @@ class Tools {
 
   ToolResult EvaluateKernel(const json& a) {
     fs::path problem = a.at("problem").get<std::string>();
-    if (!fs::is_regular_file(problem)) return ToolResult::Error("cannot read problem " + problem.string());
+    if (!fs::is_regular_file(problem))
+      return ToolResult::Error("cannot read problem " + problem.string());
     std::string text, error;
     if (!Candidate(a, &text, &error)) return ToolResult::Error(error);
     auto ev = Evaluator();
@@ -137,7 +145,8 @@ class Tools {
 
   ToolResult Generate(const json& a, bool optimize) {
     fs::path problem = a.at("problem").get<std::string>();
-    if (!fs::is_regular_file(problem)) return ToolResult::Error("cannot read problem " + problem.string());
+    if (!fs::is_regular_file(problem))
+      return ToolResult::Error("cannot read problem " + problem.string());
     ModelSetup ms = f_.model;
     ms.url = a.value("model_url", ms.url);
     ms.model = a.value("model", ms.model);
@@ -174,8 +183,10 @@ class Tools {
                 {"best", nullptr}};
     std::string text;
     if (r.best) {
-      out["best"] = {{"sample", r.best->sample}, {"turn", r.best->turn},
-                     {"candidate", r.best->candidate}, {"verdict", ToJson(r.best->verdict)}};
+      out["best"] = {{"sample", r.best->sample},
+                     {"turn", r.best->turn},
+                     {"candidate", r.best->candidate},
+                     {"verdict", ToJson(r.best->verdict)}};
       text = "Found a correct kernel (sample " + std::to_string(r.best->sample) + ", turn " +
              std::to_string(r.best->turn) + ").\n" + r.best->verdict.feedback + "\n\n```python\n" +
              r.best->candidate + "```\n";
@@ -203,8 +214,9 @@ int RunMcp(const McpFlags& f) {
       "kernels). Use get_problem for the exact input shapes, evaluate_kernel for a verdict with "
       "feedback, generate_kernel/optimize_kernel to run the model loop."});
   const json problem = StringProp("path of a KernelBench-format problem file");
-  const json candidate = StringProp("the candidate program (Python with class ModelNew), or a "
-                                    "model reply holding it in a fenced code block");
+  const json candidate = StringProp(
+      "the candidate program (Python with class ModelNew), or a "
+      "model reply holding it in a fenced code block");
   const json candidate_file = StringProp("path of a candidate file (instead of `candidate`)");
   server.AddTool({"list_problems", "List the KernelBench-format problems in a folder.",
                   Schema({{"path", StringProp("a folder (searched recursively) or a file; default: "
@@ -216,36 +228,43 @@ int RunMcp(const McpFlags& f) {
                   "as the judge measures them, with the target backend and device.",
                   Schema({{"problem", problem}}, {"problem"}),
                   [&](const json& a) { return tools.GetProblem(a); }});
-  server.AddTool({"evaluate_kernel",
-                  "Verify and time a candidate against a problem: correctness trials, legality "
-                  "rules, speedup over eager PyTorch, reward and feedback (the verdict JSON).",
-                  Schema({{"problem", problem}, {"candidate", candidate}, {"candidate_file", candidate_file}},
-                         {"problem"}),
-                  [&](const json& a) { return tools.EvaluateKernel(a); }});
-  server.AddTool({"generate_kernel",
-                  "Ask the model server for kernels for a problem, verify each, feed the verdicts "
-                  "back for several turns, and return the fastest correct kernel.",
-                  Schema({{"problem", problem},
-                          {"samples", NumberProp("integer", "independent samples (default: --samples)")},
-                          {"turns", NumberProp("integer", "turns per sample (default: --turns)")},
-                          {"optimize_until", NumberProp("number", "keep improving until this speedup over eager")},
-                          {"model", StringProp("model name (default: --model)")},
-                          {"model_url", StringProp("OpenAI-compatible base URL (default: --model-url)")},
-                          {"out", StringProp("folder for best.py, best.json, trajectories.jsonl")}},
-                         {"problem"}),
-                  [&](const json& a) { return tools.Generate(a, false); }});
-  server.AddTool({"optimize_kernel",
-                  "Start from a given candidate: verify it, then have the model repair or speed it "
-                  "up over several turns; returns the fastest correct version.",
-                  Schema({{"problem", problem}, {"candidate", candidate}, {"candidate_file", candidate_file},
-                          {"target_speedup", NumberProp("number", "stop once this speedup over eager is reached")},
-                          {"samples", NumberProp("integer", "independent samples (default 1)")},
-                          {"turns", NumberProp("integer", "model turns (default: --turns)")},
-                          {"model", StringProp("model name (default: --model)")},
-                          {"model_url", StringProp("OpenAI-compatible base URL (default: --model-url)")},
-                          {"out", StringProp("folder for best.py, best.json, trajectories.jsonl")}},
-                         {"problem"}),
-                  [&](const json& a) { return tools.Generate(a, true); }});
+  server.AddTool(
+      {"evaluate_kernel",
+       "Verify and time a candidate against a problem: correctness trials, legality "
+       "rules, speedup over eager PyTorch, reward and feedback (the verdict JSON).",
+       Schema({{"problem", problem}, {"candidate", candidate}, {"candidate_file", candidate_file}},
+              {"problem"}),
+       [&](const json& a) { return tools.EvaluateKernel(a); }});
+  server.AddTool(
+      {"generate_kernel",
+       "Ask the model server for kernels for a problem, verify each, feed the verdicts "
+       "back for several turns, and return the fastest correct kernel.",
+       Schema({{"problem", problem},
+               {"samples", NumberProp("integer", "independent samples (default: --samples)")},
+               {"turns", NumberProp("integer", "turns per sample (default: --turns)")},
+               {"optimize_until",
+                NumberProp("number", "keep improving until this speedup over eager")},
+               {"model", StringProp("model name (default: --model)")},
+               {"model_url", StringProp("OpenAI-compatible base URL (default: --model-url)")},
+               {"out", StringProp("folder for best.py, best.json, trajectories.jsonl")}},
+              {"problem"}),
+       [&](const json& a) { return tools.Generate(a, false); }});
+  server.AddTool(
+      {"optimize_kernel",
+       "Start from a given candidate: verify it, then have the model repair or speed it "
+       "up over several turns; returns the fastest correct version.",
+       Schema({{"problem", problem},
+               {"candidate", candidate},
+               {"candidate_file", candidate_file},
+               {"target_speedup",
+                NumberProp("number", "stop once this speedup over eager is reached")},
+               {"samples", NumberProp("integer", "independent samples (default 1)")},
+               {"turns", NumberProp("integer", "model turns (default: --turns)")},
+               {"model", StringProp("model name (default: --model)")},
+               {"model_url", StringProp("OpenAI-compatible base URL (default: --model-url)")},
+               {"out", StringProp("folder for best.py, best.json, trajectories.jsonl")}},
+              {"problem"}),
+       [&](const json& a) { return tools.Generate(a, true); }});
   server.Serve(std::cin, std::cout);
   return kExitOk;
 }

@@ -8,19 +8,18 @@
 
 #include <functional>
 #include <iosfwd>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace kf::mcp {
 
 // What a tool returns. is_error marks a failure of the tool (bad arguments, no kernel found),
 // which MCP reports as a normal result for the model to read, not as a protocol error.
 struct ToolResult {
-  std::string text;                       // the result as text (content[0])
-  nlohmann::json structured = nullptr;    // optional structuredContent (an object)
+  std::string text;                     // the result as text (content[0])
+  nlohmann::json structured = nullptr;  // optional structuredContent (an object)
   bool is_error = false;
 
   static ToolResult Error(std::string message) { return {std::move(message), nullptr, true}; }

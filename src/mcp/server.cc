@@ -25,7 +25,8 @@ void Server::AddTool(Tool tool) { tools_.push_back(std::move(tool)); }
 
 std::optional<std::string> Server::HandleLine(const std::string& line) {
   json msg = json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (msg.is_discarded()) return ErrorResponse(nullptr, kParseError, "parse error: not JSON").dump();
+  if (msg.is_discarded())
+    return ErrorResponse(nullptr, kParseError, "parse error: not JSON").dump();
   bool respond = true;
   json reply = Handle(msg, &respond);
   if (!respond) return std::nullopt;
@@ -36,8 +37,9 @@ json Server::Handle(const json& msg, bool* respond) {
   if (!msg.is_object() || msg.value("jsonrpc", "") != "2.0" || !msg.contains("method") ||
       !msg["method"].is_string()) {
     json id = msg.is_object() && msg.contains("id") ? msg["id"] : json(nullptr);
-    return ErrorResponse(id, kInvalidRequest, "invalid request: expected a JSON-RPC 2.0 object "
-                                              "with a method");
+    return ErrorResponse(id, kInvalidRequest,
+                         "invalid request: expected a JSON-RPC 2.0 object "
+                         "with a method");
   }
   const std::string method = msg["method"];
   if (!msg.contains("id")) {  // a notification: never answered, whatever it is
@@ -63,8 +65,8 @@ json Server::Handle(const json& msg, bool* respond) {
   if (method == "tools/list") {
     json tools = json::array();
     for (const auto& t : tools_) {
-      tools.push_back({{"name", t.name}, {"description", t.description},
-                       {"inputSchema", t.input_schema}});
+      tools.push_back(
+          {{"name", t.name}, {"description", t.description}, {"inputSchema", t.input_schema}});
     }
     return ok({{"tools", tools}});
   }

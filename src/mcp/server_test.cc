@@ -11,7 +11,9 @@ using nlohmann::json;
 
 Server Make() {
   Server s(ServerInfo{"kforge", "9.9", ""});
-  s.AddTool({"echo", "echoes", {{"type", "object"}, {"properties", {{"x", {{"type", "string"}}}}}},
+  s.AddTool({"echo",
+             "echoes",
+             {{"type", "object"}, {"properties", {{"x", {{"type", "string"}}}}}},
              [](const json& a) -> ToolResult {
                if (!a.contains("x")) return ToolResult::Error("x is required");
                return {a["x"].get<std::string>(), {{"x", a["x"]}}, false};
@@ -27,14 +29,20 @@ json Call(Server& s, const json& msg) {
 
 TEST(McpServer, InitializeNegotiatesVersion) {
   Server s = Make();
-  json r = Call(s, {{"jsonrpc", "2.0"}, {"id", 1}, {"method", "initialize"},
-                    {"params", {{"protocolVersion", "2024-11-05"}, {"capabilities", json::object()},
-                                {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}});
+  json r = Call(s, {{"jsonrpc", "2.0"},
+                    {"id", 1},
+                    {"method", "initialize"},
+                    {"params",
+                     {{"protocolVersion", "2024-11-05"},
+                      {"capabilities", json::object()},
+                      {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}});
   EXPECT_EQ(r["id"], 1);
   EXPECT_EQ(r["result"]["protocolVersion"], "2024-11-05");
   EXPECT_TRUE(r["result"]["capabilities"].contains("tools"));
   EXPECT_EQ(r["result"]["serverInfo"]["name"], "kforge");
-  r = Call(s, {{"jsonrpc", "2.0"}, {"id", "a"}, {"method", "initialize"},
+  r = Call(s, {{"jsonrpc", "2.0"},
+               {"id", "a"},
+               {"method", "initialize"},
                {"params", {{"protocolVersion", "1999-01-01"}}}});
   EXPECT_EQ(r["id"], "a");
   EXPECT_EQ(r["result"]["protocolVersion"], SupportedProtocolVersions().front());
@@ -52,24 +60,30 @@ TEST(McpServer, ToolsListAndCall) {
   ASSERT_EQ(r["result"]["tools"].size(), 1u);
   EXPECT_EQ(r["result"]["tools"][0]["name"], "echo");
   EXPECT_EQ(r["result"]["tools"][0]["inputSchema"]["type"], "object");
-  r = Call(s, {{"jsonrpc", "2.0"}, {"id", 3}, {"method", "tools/call"},
+  r = Call(s, {{"jsonrpc", "2.0"},
+               {"id", 3},
+               {"method", "tools/call"},
                {"params", {{"name", "echo"}, {"arguments", {{"x", "hi"}}}}}});
   EXPECT_EQ(r["result"]["content"][0]["type"], "text");
   EXPECT_EQ(r["result"]["content"][0]["text"], "hi");
   EXPECT_EQ(r["result"]["isError"], false);
   EXPECT_EQ(r["result"]["structuredContent"]["x"], "hi");
   // A failing tool is a result with isError, not a protocol error.
-  r = Call(s, {{"jsonrpc", "2.0"}, {"id", 4}, {"method", "tools/call"},
+  r = Call(s, {{"jsonrpc", "2.0"},
+               {"id", 4},
+               {"method", "tools/call"},
                {"params", {{"name", "echo"}, {"arguments", json::object()}}}});
   EXPECT_FALSE(r.contains("error"));
   EXPECT_EQ(r["result"]["isError"], true);
   EXPECT_EQ(r["result"]["content"][0]["text"], "x is required");
   // A handler that throws on a wrongly typed argument: still a result.
-  r = Call(s, {{"jsonrpc", "2.0"}, {"id", 5}, {"method", "tools/call"},
+  r = Call(s, {{"jsonrpc", "2.0"},
+               {"id", 5},
+               {"method", "tools/call"},
                {"params", {{"name", "echo"}, {"arguments", {{"x", 3}}}}}});
   EXPECT_EQ(r["result"]["isError"], true);
-  r = Call(s, {{"jsonrpc", "2.0"}, {"id", 6}, {"method", "tools/call"},
-               {"params", {{"name", "nope"}}}});
+  r = Call(
+      s, {{"jsonrpc", "2.0"}, {"id", 6}, {"method", "tools/call"}, {"params", {{"name", "nope"}}}});
   EXPECT_EQ(r["error"]["code"], kInvalidParams);
 }
 
@@ -95,8 +109,9 @@ TEST(McpServer, ServeSkipsBlankLinesAndAnswersInOrder) {
       "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n");
   std::ostringstream out;
   s.Serve(in, out);
-  EXPECT_EQ(out.str(), "{\"id\":1,\"jsonrpc\":\"2.0\",\"result\":{}}\n"
-                       "{\"id\":2,\"jsonrpc\":\"2.0\",\"result\":{}}\n");
+  EXPECT_EQ(out.str(),
+            "{\"id\":1,\"jsonrpc\":\"2.0\",\"result\":{}}\n"
+            "{\"id\":2,\"jsonrpc\":\"2.0\",\"result\":{}}\n");
 }
 
 }  // namespace

@@ -65,9 +65,9 @@ json ToJson(const std::vector<Message>& messages) {
 
 json ChatRequest(const std::string& model, const std::vector<Message>& messages,
                  const Sampling& s) {
-  json body = {{"model", model},           {"messages", ToJson(messages)},
-               {"n", s.n},                 {"temperature", s.temperature},
-               {"top_p", s.top_p},         {"max_tokens", s.max_tokens}};
+  json body = {{"model", model},   {"messages", ToJson(messages)},
+               {"n", s.n},         {"temperature", s.temperature},
+               {"top_p", s.top_p}, {"max_tokens", s.max_tokens}};
   if (!s.stop.empty()) body["stop"] = s.stop;
   if (s.seed) body["seed"] = *s.seed;
   return body;
@@ -108,8 +108,10 @@ Result<ChatResult> ParseChatResponse(const std::string& body) {
       j["choices"].empty()) {
     std::string why = j.is_object() && j.contains("error") ? ": error " + Excerpt(j["error"].dump())
                                                            : ": " + Excerpt(body);
-    return Status::Internal("the model server's answer has no choices (not an OpenAI chat "
-                            "completion)" + why);
+    return Status::Internal(
+        "the model server's answer has no choices (not an OpenAI chat "
+        "completion)" +
+        why);
   }
   ChatResult r;
   for (const auto& c : j["choices"]) {
@@ -138,8 +140,7 @@ Result<ChatResult> ParseChatResponse(const std::string& body) {
   return r;
 }
 
-ModelClient::ModelClient(ClientOptions opt, std::unique_ptr<HttpTransport> transport,
-                         SleepFn sleep)
+ModelClient::ModelClient(ClientOptions opt, std::unique_ptr<HttpTransport> transport, SleepFn sleep)
     : opt_(std::move(opt)), transport_(std::move(transport)), sleep_(std::move(sleep)) {
   if (!sleep_) sleep_ = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
 }

@@ -48,8 +48,8 @@ struct Harness {
     auto t = std::make_unique<FakeTransport>();
     fake = t.get();
     if (opt.model.empty()) opt.model = "m";
-    client = std::make_unique<ModelClient>(opt, std::move(t),
-                                           [this](std::chrono::milliseconds d) { sleeps.push_back(d); });
+    client = std::make_unique<ModelClient>(
+        opt, std::move(t), [this](std::chrono::milliseconds d) { sleeps.push_back(d); });
   }
 };
 
@@ -123,7 +123,8 @@ TEST(ModelClient, GivesUpAfterMaxAttemptsNamingTheCause) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Code::kUnavailable);
   EXPECT_NE(r.status().message().find("cannot reach the model server at http://fake/v1"),
-            std::string::npos) << r.status().message();
+            std::string::npos)
+      << r.status().message();
   EXPECT_NE(r.status().message().find("connection refused"), std::string::npos);
   EXPECT_NE(r.status().message().find("3 attempts"), std::string::npos);
   EXPECT_EQ(h.sleeps.size(), 2u);
@@ -183,8 +184,10 @@ TEST(ParseChatResponse, KeepsReasoningApart) {
   EXPECT_EQ(r->choices[0].reasoning, "\nhmm, tiles\n");
 
   // Content as a list of text parts.
-  r = ParseChatResponse(json{{"choices", {{{"message", {{"content", {{{"type", "text"}, {"text", "a"}},
-                                                                    {{"type", "text"}, {"text", "b"}}}}}}}}}}
+  r = ParseChatResponse(json{
+      {"choices",
+       {{{"message",
+          {{"content", {{{"type", "text"}, {"text", "a"}}, {{"type", "text"}, {"text", "b"}}}}}}}}}}
                             .dump());
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->choices[0].content, "ab");

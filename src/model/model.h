@@ -12,12 +12,11 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/status.h"
 
@@ -61,8 +60,9 @@ struct HttpResponse {
 class HttpTransport {
  public:
   virtual ~HttpTransport() = default;
-  virtual Result<HttpResponse> Post(const std::string& path, const std::string& body,
-                                    const std::vector<std::pair<std::string, std::string>>& headers) = 0;
+  virtual Result<HttpResponse> Post(
+      const std::string& path, const std::string& body,
+      const std::vector<std::pair<std::string, std::string>>& headers) = 0;
   // Where requests go, for error messages ("http://localhost:8000/v1").
   virtual std::string Describe() const = 0;
 };

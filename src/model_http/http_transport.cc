@@ -11,11 +11,14 @@ namespace {
 class HttplibTransport : public HttpTransport {
  public:
   HttplibTransport(std::string base_url, std::string origin, std::string prefix, HttpOptions opt)
-      : base_url_(std::move(base_url)), origin_(std::move(origin)), prefix_(std::move(prefix)),
+      : base_url_(std::move(base_url)),
+        origin_(std::move(origin)),
+        prefix_(std::move(prefix)),
         opt_(opt) {}
 
-  Result<HttpResponse> Post(const std::string& path, const std::string& body,
-                            const std::vector<std::pair<std::string, std::string>>& headers) override {
+  Result<HttpResponse> Post(
+      const std::string& path, const std::string& body,
+      const std::vector<std::pair<std::string, std::string>>& headers) override {
     // One client per request: httplib's Client is not safe to share between threads.
     httplib::Client cli(origin_);
     cli.set_connection_timeout(opt_.connect_timeout);
@@ -76,8 +79,7 @@ Result<std::unique_ptr<HttpTransport>> MakeHttpTransport(const std::string& base
   if (origin.size() <= scheme_end + 3) {
     return Status::Invalid("model URL '" + base_url + "' has no host");
   }
-  return std::unique_ptr<HttpTransport>(
-      new HttplibTransport(url, origin, prefix, opt));
+  return std::unique_ptr<HttpTransport>(new HttplibTransport(url, origin, prefix, opt));
 }
 
 }  // namespace kf::model
