@@ -91,6 +91,24 @@ class GenerateTest(unittest.TestCase):
         self.assertIn("relu_helpers.h: No such file or directory", prompts[1])
         self.assertIn("has shape [4194304]", prompts[2])
 
+    def test_parallel_samples_share_one_lane(self):
+        with FakeModelServer([reply(CORRECT)]) as server:
+            r, _ = self.generate(server.url, ["--samples", "3", "--turns", "2", "--seed", "100"])
+            seeds = sorted(q["body"]["seed"] for q in server.requests)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(seeds, [100, 101, 102])
+        with open(os.path.join(self.out, "trajectories.jsonl")) as f:
+            lines = [json.loads(x) for x in f if x.strip()]
+        turns = [x for x in lines if x["type"] == "turn"]
+        trajs = sorted((x for x in lines if x["type"] == "trajectory"), key=lambda x: x["sample"])
+        self.assertEqual(sorted(t["sample"] for t in turns), [0, 1, 2])
+        self.assertTrue(all(t["status"] == "ok" for t in turns), [t["status"] for t in turns])
+        for tr in trajs:
+            # Passed at turn 1: stops there, with PrimeEcho's turn-1 bonus of 0.2.
+            self.assertEqual(tr["stop_reason"], "passed")
+            reward = tr["rewards"][0]
+            self.assertAlmostEqual(tr["prime_echo"], reward + 0.2, places=9)
+
     def test_server_down_is_a_clear_error(self):
         r, secs = self.generate(closed_port_url(), ["--samples", "2", "--retries", "1"], timeout=180)
         self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
