@@ -21,7 +21,9 @@ double SpeedupOf(const Verdict& v) { return v.speedup_vs_eager.value_or(0.0); }
 
 // Strictly better: correct, then faster. Ties keep the earlier one.
 bool Better(const Verdict& a, const Verdict* b) {
-  if (a.status != VerdictStatus::kOk) return false;
+  if (a.status != VerdictStatus::kOk) {
+    return false;
+  }
   return b == nullptr || SpeedupOf(a) > SpeedupOf(*b);
 }
 
@@ -40,7 +42,9 @@ class Run {
  private:
   void Report(const Turn& turn) {
     std::lock_guard<std::mutex> g(mu_);
-    if (cb_.on_turn) cb_.on_turn(turn);
+    if (cb_.on_turn) {
+      cb_.on_turn(turn);
+    }
   }
   Turn Evaluate(Turn turn, const std::string& text) {
     auto t0 = Clock::now();
@@ -81,7 +85,9 @@ Trajectory Run::Sample(int index) {
   }
   model::Sampling s = opt_.sampling;
   s.n = 1;
-  if (s.seed) *s.seed += index;
+  if (s.seed) {
+    *s.seed += index;
+  }
   tr.stop_reason = "turns_exhausted";
   for (int turn = 1; turn <= opt_.turns; ++turn) {
     // tr.turns never reallocates under `prev`: it is re-read after each push.
@@ -102,7 +108,9 @@ Trajectory Run::Sample(int index) {
       t.error = reply.status().message();
       {
         std::lock_guard<std::mutex> g(mu_);
-        if (model_error_.ok()) model_error_ = reply.status();
+        if (model_error_.ok()) {
+          model_error_ = reply.status();
+        }
       }
       abort_ = true;  // the server is down or broken for every sample alike
       keep(std::move(t));
@@ -122,7 +130,9 @@ Trajectory Run::Sample(int index) {
     const Turn* done = keep(Evaluate(std::move(t), text));
     prev_candidate = text;
     const Verdict& v = *done->verdict;
-    if (v.status != VerdictStatus::kOk) continue;
+    if (v.status != VerdictStatus::kOk) {
+      continue;
+    }
     if (!opt_.optimize_until) {
       tr.stop_reason = "passed";
       break;
@@ -136,13 +146,19 @@ Trajectory Run::Sample(int index) {
   const Verdict* best = nullptr;
   for (size_t i = 0; i < tr.turns.size(); ++i) {
     const Turn& t = tr.turns[i];
-    if (!t.verdict) continue;
+    if (!t.verdict) {
+      continue;
+    }
     if (Better(*t.verdict, best)) {
       best = &*t.verdict;
       tr.best_turn = t.turn;
     }
-    if (t.turn == 0) continue;
-    if (t.reward) tr.rewards.push_back(*t.reward);
+    if (t.turn == 0) {
+      continue;
+    }
+    if (t.reward) {
+      tr.rewards.push_back(*t.reward);
+    }
     if (tr.first_pass_turn == 0 && t.verdict->status == VerdictStatus::kOk) {
       tr.first_pass_turn = t.turn;
     }
@@ -150,7 +166,9 @@ Trajectory Run::Sample(int index) {
   tr.prime_echo = score::PrimeEcho(tr.rewards, tr.first_pass_turn, opt_.prime_echo);
   {
     std::lock_guard<std::mutex> g(mu_);
-    if (cb_.on_trajectory) cb_.on_trajectory(tr);
+    if (cb_.on_trajectory) {
+      cb_.on_trajectory(tr);
+    }
   }
   return tr;
 }
@@ -167,7 +185,9 @@ GenerateResult Generate(const GenerateOptions& opt, const PromptTemplates& templ
   for (int i = 0; i < opt.samples; ++i) {
     threads.emplace_back([&, i] { out.trajectories[static_cast<size_t>(i)] = run.Sample(i); });
   }
-  for (auto& t : threads) t.join();
+  for (auto& t : threads) {
+    t.join();
+  }
   out.model_error = run.model_error();
   const Verdict* best = nullptr;
   for (const auto& tr : out.trajectories) {

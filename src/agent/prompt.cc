@@ -26,7 +26,9 @@ const std::set<std::string>& KnownNames() {
 
 Result<std::string> ReadFile(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
-  if (!f) return Status::NotFound("cannot read prompt template " + p.string());
+  if (!f) {
+    return Status::NotFound("cannot read prompt template " + p.string());
+  }
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
@@ -34,24 +36,34 @@ Result<std::string> ReadFile(const fs::path& p) {
 
 std::string Join(const json& list) {
   std::string out;
-  if (!list.is_array()) return list.dump();
-  for (size_t i = 0; i < list.size(); ++i) out += (i ? ", " : "") + list[i].dump();
+  if (!list.is_array()) {
+    return list.dump();
+  }
+  for (size_t i = 0; i < list.size(); ++i) {
+    out += (i ? ", " : "") + list[i].dump();
+  }
   return out;
 }
 
 bool Contiguous(const json& shape, const json& stride) {
-  if (!shape.is_array() || !stride.is_array() || shape.size() != stride.size()) return false;
+  if (!shape.is_array() || !stride.is_array() || shape.size() != stride.size()) {
+    return false;
+  }
   int64_t expect = 1;
   for (size_t i = shape.size(); i-- > 0;) {
     int64_t n = shape[i].get<int64_t>();
-    if (n != 1 && stride[i].get<int64_t>() != expect) return false;
+    if (n != 1 && stride[i].get<int64_t>() != expect) {
+      return false;
+    }
     expect *= n;
   }
   return true;
 }
 
 void DescribeList(const json& items, const std::string& prefix, std::string* out) {
-  if (!items.is_array()) return;
+  if (!items.is_array()) {
+    return;
+  }
   for (size_t i = 0; i < items.size(); ++i) {
     const json& m = items[i];
     *out += "  " + prefix + std::to_string(i) + ": ";
@@ -76,9 +88,13 @@ std::string Substitute(const std::string& tmpl, const std::map<std::string, std:
   size_t pos = 0;
   while (pos < tmpl.size()) {
     size_t open = tmpl.find("{{", pos);
-    if (open == std::string::npos) break;
+    if (open == std::string::npos) {
+      break;
+    }
     size_t close = tmpl.find("}}", open + 2);
-    if (close == std::string::npos) break;
+    if (close == std::string::npos) {
+      break;
+    }
     std::string name = tmpl.substr(open + 2, close - open - 2);
     // Trim, so {{ name }} works too.
     size_t b = name.find_first_not_of(" \t"), e = name.find_last_not_of(" \t");
@@ -89,7 +105,9 @@ std::string Substitute(const std::string& tmpl, const std::map<std::string, std:
       out += it->second;
     } else {
       out.append(tmpl, open, close + 2 - open);
-      if (unknown) unknown->push_back(name);
+      if (unknown) {
+        unknown->push_back(name);
+      }
     }
     pos = close + 2;
   }
@@ -107,13 +125,17 @@ Result<PromptTemplates> LoadTemplates(const fs::path& dir, const std::string& ba
        {Entry{"system.txt", &t.system}, Entry{"task.txt", &t.task}, Entry{"repair.txt", &t.repair},
         Entry{"format_" + backend + ".txt", &t.format}}) {
     auto text = ReadFile(dir / e.file);
-    if (!text.ok()) return text.status();
+    if (!text.ok()) {
+      return text.status();
+    }
     std::vector<std::string> names;
     Substitute(*text, {}, &names);
     for (const auto& n : names) {
       if (!KnownNames().count(n)) {
         std::string known;
-        for (const auto& k : KnownNames()) known += (known.empty() ? "" : ", ") + k;
+        for (const auto& k : KnownNames()) {
+          known += (known.empty() ? "" : ", ") + k;
+        }
         return Status::Invalid((dir / e.file).string() + ": unknown placeholder {{" + n +
                                "}} (known: " + known + ")");
       }
@@ -129,7 +151,9 @@ fs::path DefaultPromptDir() {
   if (!ec) {
     for (fs::path dir = exe.parent_path(); !dir.empty() && dir != dir.root_path();
          dir = dir.parent_path()) {
-      if (fs::exists(dir / "prompts" / "task.txt")) return dir / "prompts";
+      if (fs::exists(dir / "prompts" / "task.txt")) {
+        return dir / "prompts";
+      }
     }
   }
   return fs::path(KFORGE_SOURCE_DIR) / "prompts";
@@ -178,7 +202,9 @@ std::vector<model::Message> RepairPrompt(const PromptTemplates& t, const Problem
   } else {
     std::ostringstream goal;
     goal << "It is correct. Make it faster";
-    if (target) goal << ": the goal is at least " << *target << "x the speed of eager PyTorch";
+    if (target) {
+      goal << ": the goal is at least " << *target << "x the speed of eager PyTorch";
+    }
     goal << ". Reply with the complete improved program.";
     v["goal"] = goal.str();
   }

@@ -31,8 +31,9 @@ json TurnJson(const Turn& t) {
 json TrajectoryJson(const Trajectory& t) {
   json best_speedup = nullptr;
   for (const auto& turn : t.turns) {
-    if (turn.turn == t.best_turn && turn.verdict)
+    if (turn.turn == t.best_turn && turn.verdict) {
       best_speedup = Optional(turn.verdict->speedup_vs_eager);
+    }
   }
   return {{"type", "trajectory"},
           {"sample", t.sample},

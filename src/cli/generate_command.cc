@@ -51,7 +51,9 @@ int RunGenerate(const GenerateFlags& f) {
   req.prompt_dir = f.model.prompt_dir;
   req.options.samples = f.samples;
   req.options.turns = f.turns;
-  if (f.optimize_until > 0) req.options.optimize_until = f.optimize_until;
+  if (f.optimize_until > 0) {
+    req.options.optimize_until = f.optimize_until;
+  }
   req.options.sampling = MakeSampling(f.model);
   req.progress = &std::cout;
   std::cout << "generating for " << eval::ProblemId(f.problem) << " with " << f.model.model

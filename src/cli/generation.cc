@@ -88,22 +88,32 @@ model::Sampling MakeSampling(const ModelSetup& f) {
   s.top_p = f.top_p;
   s.max_tokens = f.max_tokens;
   s.stop = f.stop;
-  if (f.seed >= 0) s.seed = f.seed;
+  if (f.seed >= 0) {
+    s.seed = f.seed;
+  }
   return s;
 }
 
 Result<std::unique_ptr<model::ModelClient>> MakeClient(const ModelSetup& f, int samples) {
 #ifdef KFORGE_HAVE_NET
-  if (f.url.empty()) return Status::Invalid("no model server: pass --model-url");
-  if (f.model.empty()) return Status::Invalid("no model name: pass --model");
+  if (f.url.empty()) {
+    return Status::Invalid("no model server: pass --model-url");
+  }
+  if (f.model.empty()) {
+    return Status::Invalid("no model name: pass --model");
+  }
   model::HttpOptions ho;
   ho.request_timeout = std::chrono::seconds(f.request_timeout_s);
   ho.connect_timeout = std::chrono::seconds(std::min(10, f.request_timeout_s));
   auto transport = model::MakeHttpTransport(f.url, ho);
-  if (!transport.ok()) return transport.status();
+  if (!transport.ok()) {
+    return transport.status();
+  }
   model::ClientOptions co;
   co.model = f.model;
-  if (const char* key = std::getenv(f.api_key_env.c_str()); key && *key) co.api_key = key;
+  if (const char* key = std::getenv(f.api_key_env.c_str()); key && *key) {
+    co.api_key = key;
+  }
   co.max_attempts = f.retries + 1;
   co.max_concurrency = f.concurrency > 0 ? f.concurrency : std::max(1, samples);
   return std::make_unique<model::ModelClient>(co, std::move(transport.value()));
@@ -130,7 +140,9 @@ Result<eval::Evaluator::ProblemFacts> SharedEvaluator::Describe(const fs::path& 
 std::string ProgressLine(const agent::Turn& t) {
   char buf[160];
   std::string s = "sample " + std::to_string(t.sample) + " turn " + std::to_string(t.turn) + ": ";
-  if (!t.error.empty()) return s + "model call failed: " + t.error;
+  if (!t.error.empty()) {
+    return s + "model call failed: " + t.error;
+  }
   const Verdict& v = *t.verdict;
   s += StatusName(v.status);
   if (v.trials_total > 0) {
@@ -153,7 +165,9 @@ namespace {
 
 Result<std::string> ReadFile(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
-  if (!f) return Status::NotFound("cannot read problem " + p.string());
+  if (!f) {
+    return Status::NotFound("cannot read problem " + p.string());
+  }
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
@@ -163,7 +177,9 @@ Status WriteFile(const fs::path& p, const std::string& text) {
   std::ofstream f(p, std::ios::binary | std::ios::trunc);
   f << text;
   f.close();
-  if (!f) return Status::IoError("cannot write " + p.string());
+  if (!f) {
+    return Status::IoError("cannot write " + p.string());
+  }
   return Status::Ok();
 }
 
@@ -172,10 +188,14 @@ Status WriteFile(const fs::path& p, const std::string& text) {
 Result<GenerationReport> RunGeneration(SharedEvaluator& ev, model::ModelClient& client,
                                        const GenerationRequest& req) {
   auto source = ReadFile(req.problem);
-  if (!source.ok()) return source.status();
+  if (!source.ok()) {
+    return source.status();
+  }
   auto templates = agent::LoadTemplates(
       req.prompt_dir.empty() ? agent::DefaultPromptDir() : req.prompt_dir, req.backend);
-  if (!templates.ok()) return templates.status();
+  if (!templates.ok()) {
+    return templates.status();
+  }
   GenerationReport report;
   std::ofstream jsonl;
   if (!req.out_dir.empty()) {
@@ -183,21 +203,33 @@ Result<GenerationReport> RunGeneration(SharedEvaluator& ev, model::ModelClient& 
     fs::create_directories(req.out_dir, ec);
     report.trajectories_path = req.out_dir / "trajectories.jsonl";
     jsonl.open(report.trajectories_path, std::ios::trunc);
-    if (ec || !jsonl) return Status::IoError("cannot write to " + req.out_dir.string());
+    if (ec || !jsonl) {
+      return Status::IoError("cannot write to " + req.out_dir.string());
+    }
   }
   // Shape injection: what the judge itself measured, so the prompt cannot disagree with it.
   auto facts = ev.Describe(req.problem);
-  if (!facts.ok()) return facts.status();
+  if (!facts.ok()) {
+    return facts.status();
+  }
   agent::ProblemContext ctx{eval::ProblemId(req.problem), *source,
                             agent::DescribeShapes(facts->info), req.backend, facts->device};
   agent::Callbacks cb;
   cb.on_turn = [&](const agent::Turn& t) {
-    if (req.progress) *req.progress << ProgressLine(t) << std::endl;
-    if (t.verdict && t.verdict->status == VerdictStatus::kInfraError) ++report.infra_errors;
-    if (jsonl.is_open()) jsonl << agent::TurnJson(t).dump() << std::endl;
+    if (req.progress) {
+      *req.progress << ProgressLine(t) << std::endl;
+    }
+    if (t.verdict && t.verdict->status == VerdictStatus::kInfraError) {
+      ++report.infra_errors;
+    }
+    if (jsonl.is_open()) {
+      jsonl << agent::TurnJson(t).dump() << std::endl;
+    }
   };
   cb.on_trajectory = [&](const agent::Trajectory& t) {
-    if (jsonl.is_open()) jsonl << agent::TrajectoryJson(t).dump() << std::endl;
+    if (jsonl.is_open()) {
+      jsonl << agent::TrajectoryJson(t).dump() << std::endl;
+    }
   };
   agent::EvaluateFn evaluate = [&](const std::string& text) {
     return ev.Evaluate(req.problem, text);
@@ -206,7 +238,9 @@ Result<GenerationReport> RunGeneration(SharedEvaluator& ev, model::ModelClient& 
   if (!req.out_dir.empty() && report.result.best) {
     report.best_path = req.out_dir / "best.py";
     report.verdict_path = req.out_dir / "best.json";
-    if (auto s = WriteFile(report.best_path, report.result.best->candidate); !s.ok()) return s;
+    if (auto s = WriteFile(report.best_path, report.result.best->candidate); !s.ok()) {
+      return s;
+    }
     if (auto s = WriteFile(report.verdict_path, ToJson(report.result.best->verdict).dump(2) + "\n");
         !s.ok()) {
       return s;

@@ -25,7 +25,9 @@ struct McpFlags {
 
 bool ReadText(const fs::path& p, std::string* out) {
   std::ifstream f(p, std::ios::binary);
-  if (!f) return false;
+  if (!f) {
+    return false;
+  }
   std::stringstream ss;
   ss << f.rdbuf();
   *out = ss.str();
@@ -57,7 +59,9 @@ class Tools {
   Result<SharedEvaluator*> Evaluator() {
     if (!ev_) {
       auto ev = eval::Evaluator::Create(MakeEvalOptions(f_.eval));
-      if (!ev.ok()) return ev.status();
+      if (!ev.ok()) {
+        return ev.status();
+      }
       ev_ = std::make_unique<SharedEvaluator>(std::move(ev.value()));
     }
     return ev_.get();
@@ -71,34 +75,48 @@ class Tools {
     std::error_code ec;
     json list = json::array();
     if (fs::is_regular_file(root, ec)) {
-      if (IsProblem(root)) list.push_back({{"id", eval::ProblemId(root)}, {"path", root.string()}});
+      if (IsProblem(root)) {
+        list.push_back({{"id", eval::ProblemId(root)}, {"path", root.string()}});
+      }
     } else if (fs::is_directory(root, ec)) {
       std::vector<fs::path> found;
       for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::end(it);
            it.increment(ec)) {
-        if (it->is_regular_file() && IsProblem(it->path())) found.push_back(it->path());
+        if (it->is_regular_file() && IsProblem(it->path())) {
+          found.push_back(it->path());
+        }
       }
       std::sort(found.begin(), found.end());
-      for (const auto& p : found)
+      for (const auto& p : found) {
         list.push_back({{"id", eval::ProblemId(p)}, {"path", p.string()}});
+      }
     } else {
       return ToolResult::Error("no such file or folder: " + root.string());
     }
     std::string text;
-    for (const auto& p : list) text += p["path"].get<std::string>() + "\n";
-    if (text.empty()) text = "no KernelBench-format problems under " + root.string() + "\n";
+    for (const auto& p : list) {
+      text += p["path"].get<std::string>() + "\n";
+    }
+    if (text.empty()) {
+      text = "no KernelBench-format problems under " + root.string() + "\n";
+    }
     return {text, {{"problems", list}}, false};
   }
 
   ToolResult GetProblem(const json& a) {
     fs::path path = a.at("problem").get<std::string>();
     std::string source;
-    if (!ReadText(path, &source)) return ToolResult::Error("cannot read problem " + path.string());
+    if (!ReadText(path, &source)) {
+      return ToolResult::Error("cannot read problem " + path.string());
+    }
     auto ev = Evaluator();
-    if (!ev.ok()) return ToolResult::Error(ev.status().message());
+    if (!ev.ok()) {
+      return ToolResult::Error(ev.status().message());
+    }
     auto facts = (*ev)->Describe(path);
-    if (!facts.ok())
+    if (!facts.ok()) {
       return ToolResult::Error("the judge could not load the problem: " + facts.status().message());
+    }
     std::string text = "Problem " + eval::ProblemId(path) + " (" + path.string() + "), backend " +
                        Backend() + ", device " + facts->device + "\n\n```python\n" + source +
                        "```\n\n" + agent::DescribeShapes(facts->info);
@@ -121,7 +139,9 @@ class Tools {
       return true;
     }
     if (a.contains("candidate_file")) {
-      if (ReadText(a["candidate_file"].get<std::string>(), text)) return true;
+      if (ReadText(a["candidate_file"].get<std::string>(), text)) {
+        return true;
+      }
       *error = "cannot read " + a["candidate_file"].get<std::string>();
       return false;
     }
@@ -131,12 +151,17 @@ class Tools {
 
   ToolResult EvaluateKernel(const json& a) {
     fs::path problem = a.at("problem").get<std::string>();
-    if (!fs::is_regular_file(problem))
+    if (!fs::is_regular_file(problem)) {
       return ToolResult::Error("cannot read problem " + problem.string());
+    }
     std::string text, error;
-    if (!Candidate(a, &text, &error)) return ToolResult::Error(error);
+    if (!Candidate(a, &text, &error)) {
+      return ToolResult::Error(error);
+    }
     auto ev = Evaluator();
-    if (!ev.ok()) return ToolResult::Error(ev.status().message());
+    if (!ev.ok()) {
+      return ToolResult::Error(ev.status().message());
+    }
     Verdict v = (*ev)->Evaluate(problem, text);
     std::string summary = std::string("status: ") + StatusName(v.status) + "\n" + v.feedback;
     // A verdict is a result whatever its status; only kforge failing is a tool error.
@@ -145,8 +170,9 @@ class Tools {
 
   ToolResult Generate(const json& a, bool optimize) {
     fs::path problem = a.at("problem").get<std::string>();
-    if (!fs::is_regular_file(problem))
+    if (!fs::is_regular_file(problem)) {
       return ToolResult::Error("cannot read problem " + problem.string());
+    }
     ModelSetup ms = f_.model;
     ms.url = a.value("model_url", ms.url);
     ms.model = a.value("model", ms.model);
@@ -160,24 +186,36 @@ class Tools {
     req.options.turns = a.value("turns", f_.turns);
     req.options.sampling = MakeSampling(ms);
     const char* target_key = optimize ? "target_speedup" : "optimize_until";
-    if (a.contains(target_key)) req.options.optimize_until = a[target_key].get<double>();
+    if (a.contains(target_key)) {
+      req.options.optimize_until = a[target_key].get<double>();
+    }
     if (req.options.samples < 1 || req.options.samples > 64 || req.options.turns < 1 ||
         req.options.turns > 20) {
       return ToolResult::Error("samples must be 1..64 and turns 1..20");
     }
     if (optimize) {
       std::string error;
-      if (!Candidate(a, &req.options.initial_candidate, &error)) return ToolResult::Error(error);
+      if (!Candidate(a, &req.options.initial_candidate, &error)) {
+        return ToolResult::Error(error);
+      }
     }
     auto client = MakeClient(ms, req.options.samples);
-    if (!client.ok()) return ToolResult::Error(client.status().message());
+    if (!client.ok()) {
+      return ToolResult::Error(client.status().message());
+    }
     auto ev = Evaluator();
-    if (!ev.ok()) return ToolResult::Error(ev.status().message());
+    if (!ev.ok()) {
+      return ToolResult::Error(ev.status().message());
+    }
     auto report = RunGeneration(**ev, **client, req);
-    if (!report.ok()) return ToolResult::Error(report.status().message());
+    if (!report.ok()) {
+      return ToolResult::Error(report.status().message());
+    }
     const agent::GenerateResult& r = report->result;
     json trajectories = json::array();
-    for (const auto& t : r.trajectories) trajectories.push_back(agent::TrajectoryJson(t));
+    for (const auto& t : r.trajectories) {
+      trajectories.push_back(agent::TrajectoryJson(t));
+    }
     json out = {{"trajectories", trajectories},
                 {"trajectories_path", report->trajectories_path.string()},
                 {"best", nullptr}};

@@ -25,11 +25,14 @@ void Server::AddTool(Tool tool) { tools_.push_back(std::move(tool)); }
 
 std::optional<std::string> Server::HandleLine(const std::string& line) {
   json msg = json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (msg.is_discarded())
+  if (msg.is_discarded()) {
     return ErrorResponse(nullptr, kParseError, "parse error: not JSON").dump();
+  }
   bool respond = true;
   json reply = Handle(msg, &respond);
-  if (!respond) return std::nullopt;
+  if (!respond) {
+    return std::nullopt;
+  }
   return reply.dump();
 }
 
@@ -53,15 +56,21 @@ json Server::Handle(const json& msg, bool* respond) {
     std::string asked = params.is_object() ? params.value("protocolVersion", "") : "";
     std::string version = SupportedProtocolVersions().front();
     for (const auto& v : SupportedProtocolVersions()) {
-      if (v == asked) version = v;
+      if (v == asked) {
+        version = v;
+      }
     }
     json result = {{"protocolVersion", version},
                    {"capabilities", {{"tools", {{"listChanged", false}}}}},
                    {"serverInfo", {{"name", info_.name}, {"version", info_.version}}}};
-    if (!info_.instructions.empty()) result["instructions"] = info_.instructions;
+    if (!info_.instructions.empty()) {
+      result["instructions"] = info_.instructions;
+    }
     return ok(result);
   }
-  if (method == "ping") return ok(json::object());
+  if (method == "ping") {
+    return ok(json::object());
+  }
   if (method == "tools/list") {
     json tools = json::array();
     for (const auto& t : tools_) {
@@ -73,7 +82,9 @@ json Server::Handle(const json& msg, bool* respond) {
   if (method == "tools/call") {
     json error;
     json result = CallTool(params, &error);
-    if (!error.is_null()) return ErrorResponse(id, error["code"], error["message"]);
+    if (!error.is_null()) {
+      return ErrorResponse(id, error["code"], error["message"]);
+    }
     return ok(result);
   }
   return ErrorResponse(id, kMethodNotFound, "method not found: " + method);
@@ -91,7 +102,9 @@ json Server::CallTool(const json& params, json* error) {
     return nullptr;
   }
   for (const auto& t : tools_) {
-    if (t.name != name) continue;
+    if (t.name != name) {
+      continue;
+    }
     ToolResult r;
     // The boundary of the tools: nothing a handler throws (a JSON type error on a bad
     // argument, say) may end the session.
@@ -101,7 +114,9 @@ json Server::CallTool(const json& params, json* error) {
       r = ToolResult::Error(std::string("invalid arguments: ") + e.what());
     }
     json result = {{"content", {{{"type", "text"}, {"text", r.text}}}}, {"isError", r.is_error}};
-    if (r.structured.is_object()) result["structuredContent"] = r.structured;
+    if (r.structured.is_object()) {
+      result["structuredContent"] = r.structured;
+    }
     return result;
   }
   *error = {{"code", kInvalidParams}, {"message", "unknown tool: " + name}};
@@ -111,8 +126,12 @@ json Server::CallTool(const json& params, json* error) {
 void Server::Serve(std::istream& in, std::ostream& out) {
   std::string line;
   while (std::getline(in, line)) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    if (auto reply = HandleLine(line)) out << *reply << "\n" << std::flush;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) {
+      continue;
+    }
+    if (auto reply = HandleLine(line)) {
+      out << *reply << "\n" << std::flush;
+    }
   }
 }
 

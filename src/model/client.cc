@@ -11,15 +11,21 @@ using nlohmann::json;
 std::string Excerpt(const std::string& s, size_t max = 200) {
   std::string out = s.substr(0, max);
   for (char& c : out) {
-    if (c == '\n' || c == '\r') c = ' ';
+    if (c == '\n' || c == '\r') {
+      c = ' ';
+    }
   }
-  if (s.size() > max) out += "...";
+  if (s.size() > max) {
+    out += "...";
+  }
   return out;
 }
 
 // The text of a content field: a string, or OpenAI's list of {"type":"text","text":...} parts.
 std::string ContentText(const json& c) {
-  if (c.is_string()) return c.get<std::string>();
+  if (c.is_string()) {
+    return c.get<std::string>();
+  }
   std::string out;
   if (c.is_array()) {
     for (const auto& part : c) {
@@ -59,7 +65,9 @@ class Slot {
 
 json ToJson(const std::vector<Message>& messages) {
   json out = json::array();
-  for (const auto& m : messages) out.push_back({{"role", m.role}, {"content", m.content}});
+  for (const auto& m : messages) {
+    out.push_back({{"role", m.role}, {"content", m.content}});
+  }
   return out;
 }
 
@@ -68,8 +76,12 @@ json ChatRequest(const std::string& model, const std::vector<Message>& messages,
   json body = {{"model", model},   {"messages", ToJson(messages)},
                {"n", s.n},         {"temperature", s.temperature},
                {"top_p", s.top_p}, {"max_tokens", s.max_tokens}};
-  if (!s.stop.empty()) body["stop"] = s.stop;
-  if (s.seed) body["seed"] = *s.seed;
+  if (!s.stop.empty()) {
+    body["stop"] = s.stop;
+  }
+  if (s.seed) {
+    body["seed"] = *s.seed;
+  }
   return body;
 }
 
@@ -126,7 +138,9 @@ Result<ChatResult> ParseChatResponse(const std::string& body) {
     SplitReasoning(content, &choice.content, &think);
     // vLLM and SGLang reasoning parsers put it in reasoning_content; some servers say reasoning.
     for (const char* key : {"reasoning_content", "reasoning"}) {
-      if (m.contains(key) && m[key].is_string()) choice.reasoning = m[key].get<std::string>();
+      if (m.contains(key) && m[key].is_string()) {
+        choice.reasoning = m[key].get<std::string>();
+      }
     }
     if (!think.empty()) {
       choice.reasoning += (choice.reasoning.empty() ? "" : "\n") + think;
@@ -136,20 +150,26 @@ Result<ChatResult> ParseChatResponse(const std::string& body) {
     }
     r.choices.push_back(std::move(choice));
   }
-  if (j.contains("usage")) r.usage = j["usage"];
+  if (j.contains("usage")) {
+    r.usage = j["usage"];
+  }
   return r;
 }
 
 ModelClient::ModelClient(ClientOptions opt, std::unique_ptr<HttpTransport> transport, SleepFn sleep)
     : opt_(std::move(opt)), transport_(std::move(transport)), sleep_(std::move(sleep)) {
-  if (!sleep_) sleep_ = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
+  if (!sleep_) {
+    sleep_ = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
+  }
 }
 
 Result<ChatResult> ModelClient::Chat(const std::vector<Message>& messages,
                                      const Sampling& sampling) {
   const std::string body = ChatRequest(opt_.model, messages, sampling).dump();
   std::vector<std::pair<std::string, std::string>> headers;
-  if (!opt_.api_key.empty()) headers.emplace_back("Authorization", "Bearer " + opt_.api_key);
+  if (!opt_.api_key.empty()) {
+    headers.emplace_back("Authorization", "Bearer " + opt_.api_key);
+  }
   const std::string where = transport_->Describe();
   std::chrono::milliseconds backoff = opt_.backoff_initial;
   Status last;
@@ -169,7 +189,9 @@ Result<ChatResult> ModelClient::Chat(const std::vector<Message>& messages,
         return Status::Timeout("the model server at " + where + " is too slow: " + s.message());
       }
       last = Status::Unavailable("cannot reach the model server at " + where + ": " + s.message());
-      if (s.code() == Code::kUnavailable) continue;
+      if (s.code() == Code::kUnavailable) {
+        continue;
+      }
       return last;
     }
     const int code = resp->status;
@@ -183,7 +205,9 @@ Result<ChatResult> ModelClient::Chat(const std::vector<Message>& messages,
                              std::to_string(code) + ": " + Excerpt(resp->body));
     }
     auto parsed = ParseChatResponse(resp->body);
-    if (!parsed.ok()) return parsed.status();
+    if (!parsed.ok()) {
+      return parsed.status();
+    }
     parsed->attempts = attempt;
     return parsed;
   }

@@ -26,7 +26,9 @@ class HttplibTransport : public HttpTransport {
     cli.set_write_timeout(opt_.request_timeout);
     cli.set_keep_alive(false);
     httplib::Headers h;
-    for (const auto& [k, v] : headers) h.emplace(k, v);
+    for (const auto& [k, v] : headers) {
+      h.emplace(k, v);
+    }
     try {
       return Convert(cli.Post((prefix_ + path).c_str(), h, body, "application/json"));
     } catch (const std::exception& e) {  // converted here: no exception leaves the transport
@@ -64,7 +66,9 @@ class HttplibTransport : public HttpTransport {
 Result<std::unique_ptr<HttpTransport>> MakeHttpTransport(const std::string& base_url,
                                                          const HttpOptions& opt) {
   std::string url = base_url;
-  while (!url.empty() && url.back() == '/') url.pop_back();
+  while (!url.empty() && url.back() == '/') {
+    url.pop_back();
+  }
   size_t scheme_end = url.find("://");
   if (scheme_end == std::string::npos) {
     return Status::Invalid("model URL '" + base_url + "' has no http:// or https:// scheme");
