@@ -143,6 +143,17 @@ class McpTest(unittest.TestCase):
         self.assertEqual(len(server.requests), 2)
         self.assertIn("has shape [4194304]", server.prompts()[1])
 
+        # optimize_kernel: turn 0 verifies the given (wrong) kernel, the model then repairs it.
+        r = s.request("tools/call", {"name": "optimize_kernel",
+                                     "arguments": {"problem": PROBLEM, "candidate": WRONG, "turns": 1}},
+                      timeout=600)
+        result = r["result"]
+        self.assertFalse(result["isError"], result)
+        self.assertEqual(result["structuredContent"]["best"]["turn"], 1)
+        self.assertEqual(result["structuredContent"]["best"]["candidate"], CORRECT)
+        self.assertEqual(len(server.requests), 3)
+        self.assertIn(WRONG, server.prompts()[2])
+
 
 if __name__ == "__main__":
     unittest.main()
