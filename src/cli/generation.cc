@@ -173,6 +173,12 @@ Result<std::string> ReadFile(const fs::path& p) {
   return ss.str();
 }
 
+// Model replies and compiler output may hold bytes that are not UTF-8 (or excerpts cut inside
+// a character): replaced, never a throw.
+std::string Dump(const nlohmann::json& j, int indent = -1) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 Status WriteFile(const fs::path& p, const std::string& text) {
   std::ofstream f(p, std::ios::binary | std::ios::trunc);
   f << text;
@@ -223,12 +229,12 @@ Result<GenerationReport> RunGeneration(SharedEvaluator& ev, model::ModelClient& 
       ++report.infra_errors;
     }
     if (jsonl.is_open()) {
-      jsonl << agent::TurnJson(t).dump() << std::endl;
+      jsonl << Dump(agent::TurnJson(t)) << std::endl;
     }
   };
   cb.on_trajectory = [&](const agent::Trajectory& t) {
     if (jsonl.is_open()) {
-      jsonl << agent::TrajectoryJson(t).dump() << std::endl;
+      jsonl << Dump(agent::TrajectoryJson(t)) << std::endl;
     }
   };
   agent::EvaluateFn evaluate = [&](const std::string& text) {
@@ -241,7 +247,8 @@ Result<GenerationReport> RunGeneration(SharedEvaluator& ev, model::ModelClient& 
     if (auto s = WriteFile(report.best_path, report.result.best->candidate); !s.ok()) {
       return s;
     }
-    if (auto s = WriteFile(report.verdict_path, ToJson(report.result.best->verdict).dump(2) + "\n");
+    if (auto s =
+            WriteFile(report.verdict_path, Dump(ToJson(report.result.best->verdict), 2) + "\n");
         !s.ok()) {
       return s;
     }

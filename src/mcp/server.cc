@@ -33,7 +33,7 @@ std::optional<std::string> Server::HandleLine(const std::string& line) {
   if (!respond) {
     return std::nullopt;
   }
-  return reply.dump();
+  return reply.dump(-1, ' ', false, json::error_handler_t::replace);  // never throws
 }
 
 json Server::Handle(const json& msg, bool* respond) {

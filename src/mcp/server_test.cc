@@ -87,6 +87,17 @@ TEST(McpServer, ToolsListAndCall) {
   EXPECT_EQ(r["error"]["code"], kInvalidParams);
 }
 
+TEST(McpServer, ToolTextThatIsNotUtf8IsReplacedNotThrown) {
+  Server s(ServerInfo{});
+  s.AddTool({"bytes", "", {{"type", "object"}}, [](const json&) {
+               return ToolResult{"compiler said \xff", nullptr, false};
+             }});
+  auto line =
+      s.HandleLine(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bytes"}})");
+  ASSERT_TRUE(line.has_value());
+  EXPECT_EQ(json::parse(*line)["result"]["content"][0]["text"], "compiler said \xef\xbf\xbd");
+}
+
 TEST(McpServer, ProtocolErrors) {
   Server s = Make();
   json r = json::parse(*s.HandleLine("{not json"));

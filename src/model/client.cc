@@ -165,7 +165,9 @@ ModelClient::ModelClient(ClientOptions opt, std::unique_ptr<HttpTransport> trans
 
 Result<ChatResult> ModelClient::Chat(const std::vector<Message>& messages,
                                      const Sampling& sampling) {
-  const std::string body = ChatRequest(opt_.model, messages, sampling).dump();
+  // Replace bytes that are not UTF-8 (a candidate echoed back may hold any) instead of throwing.
+  const std::string body = ChatRequest(opt_.model, messages, sampling)
+                               .dump(-1, ' ', false, json::error_handler_t::replace);
   std::vector<std::pair<std::string, std::string>> headers;
   if (!opt_.api_key.empty()) {
     headers.emplace_back("Authorization", "Bearer " + opt_.api_key);

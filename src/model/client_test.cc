@@ -172,6 +172,16 @@ TEST(ParseChatResponse, RejectsMissingOrEmptyChoices) {
   EXPECT_NE(r.status().message().find("context too long"), std::string::npos);
 }
 
+TEST(ModelClient, BytesThatAreNotUtf8NeitherThrowNorVanish) {
+  Harness h;
+  h.fake->script.push_back(HttpResponse{200, "\xff\xfe\x80 binary garbage"});
+  // A prompt holding invalid UTF-8 (an echoed candidate) is sent with the bytes replaced.
+  auto r = h.client->Chat({{"user", "candidate \xc3"}}, Sampling{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("not JSON"), std::string::npos);
+  EXPECT_NE(h.fake->bodies.at(0).find("candidate \xef\xbf\xbd"), std::string::npos);
+}
+
 TEST(ParseChatResponse, KeepsReasoningApart) {
   auto r = ParseChatResponse(Completion("the code", {{"reasoning_content", "let me think"}}));
   ASSERT_TRUE(r.ok());
