@@ -64,7 +64,7 @@ void AddModelFlags(CLI::App* app, ModelSetup* f) {
       "--api-key-env", f->api_key_env,
       "environment variable holding the API key, sent as a Bearer token (OPENAI_API_KEY)");
   app->add_option("--request-timeout-s", f->request_timeout_s,
-                  "give up on a request that sends nothing for this long (600)")
+                  "give up on a request not fully answered after this long (600)")
       ->check(CLI::Range(1, 86400));
   app->add_option(
          "--retries", f->retries,

@@ -25,12 +25,22 @@ class HttplibTransport : public HttpTransport {
     cli.set_read_timeout(opt_.request_timeout);
     cli.set_write_timeout(opt_.request_timeout);
     cli.set_keep_alive(false);
-    httplib::Headers h;
+    httplib::Request req;
+    req.method = "POST";
+    req.path = prefix_ + path;
+    req.body = body;
+    req.headers.emplace("Content-Type", "application/json");
     for (const auto& [k, v] : headers) {
-      h.emplace(k, v);
+      req.headers.emplace(k, v);
     }
+    // The read time-out bounds each wait for bytes; this bounds the whole answer, so a server
+    // that trickles bytes cannot hold a sample for ever.
+    const auto deadline = std::chrono::steady_clock::now() + opt_.request_timeout;
+    req.progress = [deadline](uint64_t, uint64_t) {
+      return std::chrono::steady_clock::now() < deadline;
+    };
     try {
-      return Convert(cli.Post((prefix_ + path).c_str(), h, body, "application/json"));
+      return Convert(cli.send(req));
     } catch (const std::exception& e) {  // converted here: no exception leaves the transport
       return Status::Unavailable(std::string("request failed: ") + e.what());
     }
@@ -46,6 +56,11 @@ class HttplibTransport : public HttpTransport {
       if (e == httplib::Error::Connection || e == httplib::Error::ConnectionTimeout ||
           e == httplib::Error::SSLConnection) {
         return Status::Unavailable("connection failed (" + what + "; is the server running?)");
+      }
+      if (e == httplib::Error::Canceled) {
+        return Status::Timeout("the answer did not finish within " +
+                               std::to_string(opt_.request_timeout.count()) +
+                               " s (--request-timeout-s)");
       }
       if (e == httplib::Error::Read) {
         return Status::Timeout("no complete answer within " +

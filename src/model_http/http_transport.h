@@ -12,8 +12,8 @@
 namespace kf::model {
 
 struct HttpOptions {
-  // Connecting, and each wait for bytes of the answer; a generation that sends nothing for
-  // this long has failed. Thinking models need minutes for a long answer.
+  // The whole request (an answer still arriving after this long is abandoned) and each wait
+  // for bytes of it. Thinking models need minutes for a long answer.
   std::chrono::seconds request_timeout{600};
   std::chrono::seconds connect_timeout{10};
 };

@@ -2,6 +2,7 @@
 
 Modes: "script" answers each request with the next reply of a list (the last one repeats),
 "garbage" answers 200 with text that is not JSON, "slow" sleeps before answering,
+"trickle" sends a byte every 0.2 s and never finishes,
 "no_choices" answers JSON without choices. Every request body is recorded.
 """
 import json
@@ -34,6 +35,18 @@ class FakeModelServer:
                     index = len(server.requests) - 1
                 if server.mode == "slow":
                     server.stopping.wait(server.delay_s)
+                if server.mode == "trickle":  # a byte at a time, never finishing in time
+                    try:
+                        self.send_response(200)
+                        self.send_header("Content-Type", "application/json")
+                        self.send_header("Content-Length", "100000")
+                        self.end_headers()
+                        while not server.stopping.wait(0.2):
+                            self.wfile.write(b" ")
+                            self.wfile.flush()
+                    except OSError:
+                        pass
+                    return None
                 if server.mode == "garbage":
                     return self._send(200, b"<html>this is not an API</html>", "text/html")
                 if server.mode == "no_choices":

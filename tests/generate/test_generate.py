@@ -125,6 +125,14 @@ class GenerateTest(unittest.TestCase):
         self.assertIn("within 1 s", r.stderr)
         self.assertLess(secs, 120)
 
+    def test_trickling_server_hits_the_whole_request_deadline(self):
+        with FakeModelServer(mode="trickle") as server:
+            r, secs = self.generate(server.url, ["--samples", "1", "--request-timeout-s", "2"],
+                                    timeout=180)
+        self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
+        self.assertIn("did not finish within 2 s", r.stderr)
+        self.assertLess(secs, 120)
+
     def test_garbage_answers_are_a_clear_error(self):
         for mode, words in (("garbage", "not JSON"), ("no_choices", "has no choices")):
             with FakeModelServer(mode=mode) as server:
