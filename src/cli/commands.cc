@@ -4,11 +4,16 @@ namespace kf::cli {
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {
-      EvalCommand(), LintCommand(), BenchCommand(),
+      EvalCommand(),
+      LintCommand(),
+      BenchCommand(),
 #ifdef KFORGE_HAVE_NET
       ServeCommand(),
+      GenerateCommand(),
 #endif
-      WorkerCommand()};
+      WorkerCommand(),
+      McpCommand(),
+  };
   return kCommands;
 }
 

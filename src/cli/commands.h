@@ -27,8 +27,10 @@ Command EvalCommand();
 Command LintCommand();
 Command BenchCommand();
 Command WorkerCommand();
+Command McpCommand();
 #ifdef KFORGE_HAVE_NET
 Command ServeCommand();
+Command GenerateCommand();  // talks to a model server: needs the HTTP components
 #endif
 
 }  // namespace kf::cli

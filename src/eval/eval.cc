@@ -496,6 +496,18 @@ Verdict Evaluator::Execute(Prepared p, int lane) {
   return impl_->Execute(std::move(p), impl_->lanes[static_cast<size_t>(lane)]);
 }
 
+Result<Evaluator::ProblemFacts> Evaluator::Describe(const fs::path& problem_path, int lane) {
+  if (lane < 0 || lane >= lanes()) lane = 0;
+  LaneState& ls = impl_->lanes[static_cast<size_t>(lane)];
+  auto src = ReadFile(problem_path);
+  if (!src.ok()) return src.status();
+  Verdict scratch;
+  if (auto s = impl_->EnsureLane(ls, &scratch); !s.ok()) return s;
+  auto info = impl_->Problem(ls, Sha256Hex(*src), problem_path);
+  if (!info.ok()) return info.status();
+  return ProblemFacts{*info, ls.device_name};
+}
+
 int Evaluator::lanes() const { return static_cast<int>(impl_->lanes.size()); }
 
 std::optional<Verdict> Evaluator::Lookup(const fs::path& problem_path,

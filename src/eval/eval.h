@@ -65,6 +65,15 @@ class Evaluator {
   Verdict Execute(Prepared p, int lane = 0);
   int lanes() const;
 
+  // What the judge measured for a problem (shapes, dtypes and strides of one draw of inputs
+  // and of the reference outputs) and the lane's device name, for prompts. Uses the lane like
+  // Execute does: calls on the same lane must not overlap.
+  struct ProblemFacts {
+    execute::ProblemInfo info;
+    std::string device;
+  };
+  Result<ProblemFacts> Describe(const std::filesystem::path& problem_path, int lane = 0);
+
   // The stored verdict for this problem and candidate, if one was stored before (by any
   // process sharing the cache). Infrastructure failures are never stored.
   std::optional<Verdict> Lookup(const std::filesystem::path& problem_path,

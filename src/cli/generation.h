@@ -1,0 +1,94 @@
+// What `kforge generate` and `kforge mcp` share: evaluation and model flags, and one
+// generation run on an Evaluator (shape injection, templates, the serialized lane, the files
+// written to the output folder).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "agent/agent.h"
+#include "common/status.h"
+#include "eval/eval.h"
+#include "model/model.h"
+
+namespace kf::cli {
+
+// The evaluation flags of `kforge eval` that a generation needs too.
+struct EvalSetup {
+  std::string backend, python, cache_dir;
+  int trials = 5;
+  int device = 0;
+  int build_workers = 0;
+  bool no_baselines = false;
+  double timing_budget_ms = 2000;
+  int call_timeout_s = 60;
+  int load_timeout_s = 120;
+  bool allow_libraries = false;
+};
+void AddEvalFlags(CLI::App* app, EvalSetup* f);
+eval::EvalOptions MakeEvalOptions(const EvalSetup& f);
+
+struct ModelSetup {
+  std::string url;  // "http://localhost:8000/v1"
+  std::string model;
+  std::string api_key_env = "OPENAI_API_KEY";
+  int request_timeout_s = 600;
+  int retries = 3;
+  int concurrency = 0;  // 0: one request per sample at once
+  double temperature = 0.7;
+  double top_p = 0.95;
+  int max_tokens = 16384;
+  std::vector<std::string> stop;
+  int64_t seed = -1;  // -1: unset
+  std::string prompt_dir;
+};
+void AddModelFlags(CLI::App* app, ModelSetup* f);
+model::Sampling MakeSampling(const ModelSetup& f);
+
+// A client for the server at f.url; kUnavailable when kforge was built without KFORGE_NET.
+Result<std::unique_ptr<model::ModelClient>> MakeClient(const ModelSetup& f, int samples);
+
+// One Evaluator shared by many threads: Prepare runs in parallel, Execute one at a time (the
+// lane cannot serve two candidates at once), Describe under the same lock.
+class SharedEvaluator {
+ public:
+  explicit SharedEvaluator(std::unique_ptr<eval::Evaluator> ev) : ev_(std::move(ev)) {}
+  Verdict Evaluate(const std::filesystem::path& problem, const std::string& text);
+  Result<eval::Evaluator::ProblemFacts> Describe(const std::filesystem::path& problem);
+
+ private:
+  std::unique_ptr<eval::Evaluator> ev_;
+  std::mutex lane_mu_;
+};
+
+struct GenerationRequest {
+  std::filesystem::path problem;
+  std::filesystem::path out_dir;  // empty: write no files
+  std::string backend;
+  agent::GenerateOptions options;
+  std::filesystem::path prompt_dir;  // empty: DefaultPromptDir()
+  std::ostream* progress = nullptr;  // one line per finished turn, when set
+};
+
+struct GenerationReport {
+  agent::GenerateResult result;
+  std::filesystem::path best_path, verdict_path, trajectories_path;  // what was written
+  int infra_errors = 0;  // turns whose verdict is infra_error
+};
+
+// Describes the problem, loads the templates, runs the loop and writes trajectories.jsonl
+// (streamed, one line per turn, then one per trajectory), best.py and best.json to out_dir.
+// Fails only when it could not start (unreadable problem, bad templates, the judge died
+// describing the problem, an unwritable out_dir); model failures are in result.model_error.
+Result<GenerationReport> RunGeneration(SharedEvaluator& ev, model::ModelClient& client,
+                                       const GenerationRequest& req);
+
+// "sample 1 turn 2: incorrect  5/7 trials  reward -0.14  (model 3.1 s, verify 4.2 s)"
+std::string ProgressLine(const agent::Turn& t);
+
+}  // namespace kf::cli
