@@ -61,7 +61,8 @@ Result<std::vector<ProblemFile>> FindProblems(const std::vector<fs::path>& roots
       out.push_back(Describe(root));
       continue;
     }
-    if (!fs::is_directory(root, ec)) return Status::NotFound("no such problem folder: " + root.string());
+    if (!fs::is_directory(root, ec))
+      return Status::NotFound("no such problem folder: " + root.string());
     std::vector<ProblemFile> here;
     for (const auto& e : fs::directory_iterator(root, ec)) {
       if (e.is_regular_file() && e.path().extension() == ".py" && DefinesModel(e.path())) {

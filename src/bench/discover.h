@@ -23,10 +23,10 @@ namespace kf::bench {
 
 struct ProblemFile {
   std::filesystem::path path;
-  std::string level;               // folder name, e.g. "level1"
+  std::string level;                // folder name, e.g. "level1"
   std::optional<int> level_number;  // trailing digits of the folder name
-  std::string stem;                // "19_ReLU", "relu"
-  std::optional<int> number;       // KernelBench's numeric prefix, 19
+  std::string stem;                 // "19_ReLU", "relu"
+  std::optional<int> number;        // KernelBench's numeric prefix, 19
 };
 
 struct SampleFile {
@@ -42,6 +42,7 @@ struct Discovery {
 };
 
 Result<std::vector<ProblemFile>> FindProblems(const std::vector<std::filesystem::path>& roots);
-Discovery MatchSamples(std::vector<ProblemFile> problems, const std::filesystem::path& samples_root);
+Discovery MatchSamples(std::vector<ProblemFile> problems,
+                       const std::filesystem::path& samples_root);
 
 }  // namespace kf::bench

@@ -1,7 +1,6 @@
 #include "bench/discover.h"
 
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <fstream>
@@ -26,11 +25,11 @@ TEST(Discover, BothSampleLayoutsMatchByLevelNumberAndStem) {
 
   Touch(root / "s/level_1_problem_19_sample_0_kernel.py");  // KernelBench's layout
   Touch(root / "s/level_1_problem_19_sample_1_kernel.py");
-  Touch(root / "s/level_1_problem_7_sample_0_kernel.py");   // no problem 7
-  Touch(root / "s/level1/2/sample_0.py");                   // by number
-  Touch(root / "s/level1/2_Matmul/sample_1.md");            // by stem, a raw reply
-  Touch(root / "s/level2/relu/sample_3.py");                // our own problems, by stem
-  Touch(root / "s/level2/relu/notes.txt");                  // ignored
+  Touch(root / "s/level_1_problem_7_sample_0_kernel.py");  // no problem 7
+  Touch(root / "s/level1/2/sample_0.py");                  // by number
+  Touch(root / "s/level1/2_Matmul/sample_1.md");           // by stem, a raw reply
+  Touch(root / "s/level2/relu/sample_3.py");               // our own problems, by stem
+  Touch(root / "s/level2/relu/notes.txt");                 // ignored
 
   auto problems = FindProblems({root / "kb/level1", root / "ours/level2"});
   ASSERT_TRUE(problems.ok()) << problems.status().message();

@@ -12,11 +12,20 @@ std::string Esc(const std::string& s) {
   std::string o;
   for (char c : s) {
     switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      default: o += c;
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      default:
+        o += c;
     }
   }
   return o;
@@ -41,7 +50,10 @@ const char* StatusColor(const std::string& s) {
 
 // Grouped bars in [0, 1]: one group per level (and overall), one bar per series.
 std::string RateChart(const Metrics& m) {
-  struct Series { std::string name, color; double (*get)(const Aggregate&); };
+  struct Series {
+    std::string name, color;
+    double (*get)(const Aggregate&);
+  };
   std::vector<Series> series = {
       {"pass@k", "#1565c0", [](const Aggregate& a) { return a.pass_at_k; }},
       {"avg@k", "#64b5f6", [](const Aggregate& a) { return a.avg_at_k; }},
@@ -138,7 +150,8 @@ std::string FastPChart(const Aggregate& a) {
 std::string RenderHtml(const Metrics& m, const RunInfo& info) {
   std::ostringstream o;
   o << "<!DOCTYPE html><html><head><meta charset='utf-8'><title>kforge bench</title><style>"
-       "body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:1em 0}"
+       "body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:"
+       "1em 0}"
        "td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px}td.n{text-align:right}"
        "th{background:#f3f3f3}h2{margin-top:1.6em}.st{display:inline-block;padding:0 5px;"
        "border-radius:3px;color:#fff;margin-right:3px;font-size:12px}</style></head><body>";
@@ -149,7 +162,8 @@ std::string RenderHtml(const Metrics& m, const RunInfo& info) {
     << info.reused << " from the store) &middot; wall " << Num(info.wall_ms / 1000) << " s</p>";
   o << "<p>Pass@k uses k' = min(k, n) per problem (k = " << m.options.k
     << "); infra_error samples are not counted; Faster Rate is the share of samples correct and "
-       "more than " << Num(m.options.faster_threshold) << "x faster.</p>";
+       "more than "
+    << Num(m.options.faster_threshold) << "x faster.</p>";
   o << "<h2>Rates</h2>" << RateChart(m);
   o << "<h2>Statuses</h2>" << StatusChart(m.overall);
   o << "<h2>fast_p (vs eager)</h2>" << FastPChart(m.overall);
@@ -163,7 +177,9 @@ std::string RenderHtml(const Metrics& m, const RunInfo& info) {
     o << "</tr>";
   }
   o << "</table><h2>Problems</h2><table><tr><th>level</th><th>problem</th><th>n</th>"
-       "<th>correct</th><th>pass@" << m.options.k << "</th><th>avg</th><th>best speedup</th>"
+       "<th>correct</th><th>pass@"
+    << m.options.k
+    << "</th><th>avg</th><th>best speedup</th>"
        "<th>statuses</th></tr>";
   for (const auto& p : m.problems) {
     o << "<tr><td>" << Esc(p.level) << "</td><td>" << Esc(p.problem) << "</td><td class='n'>" << p.n

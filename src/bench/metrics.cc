@@ -104,7 +104,8 @@ Metrics Compute(const std::vector<Sample>& samples, const MetricOptions& opt) {
       pm.pass_at_1 = PassAtK(pm.n, pm.c, 1);
       pm.avg_at_k = static_cast<double>(pm.c) / pm.n;
     }
-    if (!speedups.empty()) pm.best_speedup_vs_eager = *std::max_element(speedups.begin(), speedups.end());
+    if (!speedups.empty())
+      pm.best_speedup_vs_eager = *std::max_element(speedups.begin(), speedups.end());
     pm.geomean_speedup_vs_eager = Geomean(speedups);
     m.problems.push_back(std::move(pm));
   }

@@ -18,9 +18,9 @@ TEST(PassAtK, SmallCasesByHand) {
   EXPECT_DOUBLE_EQ(PassAtK(5, 0, 1), 0.0);
   EXPECT_DOUBLE_EQ(PassAtK(5, 5, 3), 1.0);
   EXPECT_NEAR(PassAtK(5, 2, 1), 0.4, 1e-12);
-  EXPECT_NEAR(PassAtK(5, 2, 2), 0.7, 1e-12);            // 1 - 3/10
+  EXPECT_NEAR(PassAtK(5, 2, 2), 0.7, 1e-12);              // 1 - 3/10
   EXPECT_NEAR(PassAtK(10, 3, 5), 1 - 21.0 / 252, 1e-12);  // C(7,5)=21, C(10,5)=252
-  EXPECT_DOUBLE_EQ(PassAtK(5, 3, 3), 1.0);               // only 2 failures: any 3 hold a pass
+  EXPECT_DOUBLE_EQ(PassAtK(5, 3, 3), 1.0);                // only 2 failures: any 3 hold a pass
   EXPECT_DOUBLE_EQ(PassAtK(1, 1, 1), 1.0);
 }
 
@@ -42,12 +42,11 @@ Sample S(std::string level, std::string problem, VerdictStatus st,
 TEST(Metrics, EveryNumberOfAMixedRun) {
   using VS = VerdictStatus;
   std::vector<Sample> s = {
-      S("level1", "a", VS::kOk, 2.0), S("level1", "a", VS::kOk, 0.5),
-      S("level1", "a", VS::kIncorrect), S("level1", "a", VS::kCompileError),
+      S("level1", "a", VS::kOk, 2.0),      S("level1", "a", VS::kOk, 0.5),
+      S("level1", "a", VS::kIncorrect),    S("level1", "a", VS::kCompileError),
       S("level1", "b", VS::kOk, 1.2, 0.9), S("level1", "b", VS::kInfraError),
-      S("level1", "b", VS::kRuntimeError),
-      S("level2", "c", VS::kCheat), S("level2", "c", VS::kTimeout),
-      S("level2", "d", VS::kInfraError),
+      S("level1", "b", VS::kRuntimeError), S("level2", "c", VS::kCheat),
+      S("level2", "c", VS::kTimeout),      S("level2", "d", VS::kInfraError),
   };
   Metrics m = Compute(s, {.k = 2});
 
@@ -81,8 +80,8 @@ TEST(Metrics, EveryNumberOfAMixedRun) {
   EXPECT_NEAR(o.faster_rate_vs_eager, 2.0 / 8, 1e-12);  // 2.0 and 1.2
   ASSERT_TRUE(o.faster_rate_vs_compile.has_value());
   EXPECT_NEAR(*o.faster_rate_vs_compile, 0.0, 1e-12);
-  std::vector<std::pair<double, double>> fast = {
-      {0, 3.0 / 8}, {0.5, 2.0 / 8}, {0.8, 2.0 / 8}, {1, 2.0 / 8}, {1.5, 1.0 / 8}, {2, 0.0}};
+  std::vector<std::pair<double, double>> fast = {{0, 3.0 / 8}, {0.5, 2.0 / 8}, {0.8, 2.0 / 8},
+                                                 {1, 2.0 / 8}, {1.5, 1.0 / 8}, {2, 0.0}};
   ASSERT_EQ(o.fast_p.size(), fast.size());
   for (size_t i = 0; i < fast.size(); ++i) {
     EXPECT_EQ(o.fast_p[i].first, fast[i].first);

@@ -12,7 +12,8 @@ TEST(Progress, LineShowsCountsRateAndEta) {
   p.reused = 10;
   p.by_status = {{"ok", 20}, {"incorrect", 10}};
   // 20 evaluated in 100 s: 12/min; 90 left: 7m30s.
-  EXPECT_EQ(ProgressLine(p, 100), "30/120 25%  12.0/min  ETA 7m30s  incorrect 10  ok 20  (reused 10)");
+  EXPECT_EQ(ProgressLine(p, 100),
+            "30/120 25%  12.0/min  ETA 7m30s  incorrect 10  ok 20  (reused 10)");
 }
 
 TEST(Progress, NothingEvaluatedYet) {

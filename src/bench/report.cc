@@ -41,8 +41,8 @@ json AggregateJson(const Aggregate& a) {
           {"status_counts", a.status_counts}};
 }
 
-const char* kStatuses[] = {"ok", "incorrect", "compile_error", "runtime_error",
-                           "timeout", "cheat", "format_error", "infra_error"};
+const char* kStatuses[] = {"ok",      "incorrect", "compile_error", "runtime_error",
+                           "timeout", "cheat",     "format_error",  "infra_error"};
 
 }  // namespace
 
@@ -69,7 +69,8 @@ Table SummaryTable(const Metrics& m) {
   row("pass@1", [](const Aggregate& a) { return Percent(a.pass_at_1); });
   row("pass@" + k, [](const Aggregate& a) { return Percent(a.pass_at_k); });
   row("avg@" + k, [](const Aggregate& a) { return Percent(a.avg_at_k); });
-  row("faster>" + thr + "x vs eager", [](const Aggregate& a) { return Percent(a.faster_rate_vs_eager); });
+  row("faster>" + thr + "x vs eager",
+      [](const Aggregate& a) { return Percent(a.faster_rate_vs_eager); });
   row("faster>" + thr + "x vs compile", [](const Aggregate& a) {
     return a.faster_rate_vs_compile ? Percent(*a.faster_rate_vs_compile) : std::string("n/a");
   });
@@ -78,8 +79,10 @@ Table SummaryTable(const Metrics& m) {
       return i < a.fast_p.size() ? Percent(a.fast_p[i].second) : std::string("n/a");
     });
   }
-  row("geomean speedup vs eager", [](const Aggregate& a) { return Times(a.geomean_speedup_vs_eager); });
-  row("geomean speedup vs compile", [](const Aggregate& a) { return Times(a.geomean_speedup_vs_compile); });
+  row("geomean speedup vs eager",
+      [](const Aggregate& a) { return Times(a.geomean_speedup_vs_eager); });
+  row("geomean speedup vs compile",
+      [](const Aggregate& a) { return Times(a.geomean_speedup_vs_compile); });
   for (const char* s : kStatuses) {
     row(s, [s](const Aggregate& a) {
       auto it = a.status_counts.find(s);
@@ -101,7 +104,8 @@ std::string RenderText(const Table& t) {
   std::ostringstream o;
   auto line = [&](const std::string& first, const std::vector<std::string>& cells) {
     o << first << std::string(w0 - first.size(), ' ');
-    for (size_t c = 0; c < cells.size(); ++c) o << "  " << std::string(w[c] - cells[c].size(), ' ') << cells[c];
+    for (size_t c = 0; c < cells.size(); ++c)
+      o << "  " << std::string(w[c] - cells[c].size(), ' ') << cells[c];
     o << "\n";
   };
   line("", t.columns);
@@ -136,7 +140,8 @@ std::string RenderMarkdown(const Metrics& m, const RunInfo& info) {
     << " | avg | best speedup | statuses |\n|---|---|---:|---:|---:|---:|---:|---|\n";
   for (const auto& p : m.problems) {
     std::string st;
-    for (const auto& [s, n] : p.status_counts) st += (st.empty() ? "" : ", ") + s + " " + std::to_string(n);
+    for (const auto& [s, n] : p.status_counts)
+      st += (st.empty() ? "" : ", ") + s + " " + std::to_string(n);
     o << "| " << p.level << " | " << p.problem << " | " << p.n << " | " << p.c << " | "
       << Percent(p.pass_at_k) << " | " << Percent(p.avg_at_k) << " | "
       << Times(p.best_speedup_vs_eager) << " | " << st << " |\n";
@@ -153,9 +158,14 @@ json ResultsJson(const Metrics& m, const RunInfo& info) {
   for (const auto& [level, a] : m.per_level) levels[level] = AggregateJson(a);
   json problems = json::array();
   for (const auto& p : m.problems) {
-    problems.push_back({{"level", p.level}, {"problem", p.problem}, {"n", p.n}, {"correct", p.c},
-                        {"k_used", p.k_used}, {"pass_at_k", p.pass_at_k},
-                        {"pass_at_1", p.pass_at_1}, {"avg_at_k", p.avg_at_k},
+    problems.push_back({{"level", p.level},
+                        {"problem", p.problem},
+                        {"n", p.n},
+                        {"correct", p.c},
+                        {"k_used", p.k_used},
+                        {"pass_at_k", p.pass_at_k},
+                        {"pass_at_1", p.pass_at_1},
+                        {"avg_at_k", p.avg_at_k},
                         {"best_speedup_vs_eager", Opt(p.best_speedup_vs_eager)},
                         {"geomean_speedup_vs_eager", Opt(p.geomean_speedup_vs_eager)},
                         {"status_counts", p.status_counts}});
@@ -164,13 +174,22 @@ json ResultsJson(const Metrics& m, const RunInfo& info) {
           {"k", m.options.k},
           {"faster_threshold", m.options.faster_threshold},
           {"run",
-           {{"started_at", info.started_at}, {"backend", info.backend}, {"device", info.device},
-            {"problem_roots", info.problem_roots}, {"samples_root", info.samples_root},
-            {"lanes", info.lanes}, {"build_threads", info.build_threads},
-            {"sequential", info.sequential}, {"baselines", info.baselines},
-            {"samples", info.samples}, {"evaluated", info.evaluated}, {"reused", info.reused},
-            {"deduplicated", info.deduplicated}, {"wall_ms", info.wall_ms},
-            {"build_busy_ms", info.build_busy_ms}, {"build_cpu_ms", info.build_cpu_ms},
+           {{"started_at", info.started_at},
+            {"backend", info.backend},
+            {"device", info.device},
+            {"problem_roots", info.problem_roots},
+            {"samples_root", info.samples_root},
+            {"lanes", info.lanes},
+            {"build_threads", info.build_threads},
+            {"sequential", info.sequential},
+            {"baselines", info.baselines},
+            {"samples", info.samples},
+            {"evaluated", info.evaluated},
+            {"reused", info.reused},
+            {"deduplicated", info.deduplicated},
+            {"wall_ms", info.wall_ms},
+            {"build_busy_ms", info.build_busy_ms},
+            {"build_cpu_ms", info.build_cpu_ms},
             {"lane_busy_ms", info.lane_busy_ms},
             {"warnings", info.warnings}}},
           {"overall", AggregateJson(m.overall)},
@@ -179,8 +198,12 @@ json ResultsJson(const Metrics& m, const RunInfo& info) {
 }
 
 json RecordJson(const SampleRecord& r) {
-  return {{"level", r.level}, {"problem", r.problem}, {"problem_path", r.problem_path.string()},
-          {"sample", r.sample_path.string()}, {"index", r.index}, {"from_store", r.from_store},
+  return {{"level", r.level},
+          {"problem", r.problem},
+          {"problem_path", r.problem_path.string()},
+          {"sample", r.sample_path.string()},
+          {"index", r.index},
+          {"from_store", r.from_store},
           {"verdict", ToJson(r.verdict)}};
 }
 
@@ -203,8 +226,8 @@ Status WriteOutputs(const fs::path& out_dir, const Metrics& m, const RunInfo& in
   std::string jsonl;
   for (const auto& r : records) jsonl += RecordJson(r).dump() + "\n";
   for (auto s : {write("results.json", ResultsJson(m, info).dump(2) + "\n"),
-                 write("report.md", RenderMarkdown(m, info)), write("report.html", RenderHtml(m, info)),
-                 write("verdicts.jsonl", jsonl)}) {
+                 write("report.md", RenderMarkdown(m, info)),
+                 write("report.html", RenderHtml(m, info)), write("verdicts.jsonl", jsonl)}) {
     if (!s.ok()) return s;
   }
   return Status::Ok();

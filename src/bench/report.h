@@ -38,8 +38,8 @@ struct RunInfo {
   size_t reused = 0;        // distinct candidates answered from the store
   size_t deduplicated = 0;  // sample files identical to another one in flight
   double wall_ms = 0;
-  double build_busy_ms = 0;   // wall time inside Prepare, summed over build threads
-  double build_cpu_ms = 0;    // CPU time of the compiles this run ran (verdicts' build.cpu_ms)
+  double build_busy_ms = 0;  // wall time inside Prepare, summed over build threads
+  double build_cpu_ms = 0;   // CPU time of the compiles this run ran (verdicts' build.cpu_ms)
   std::vector<double> lane_busy_ms;  // wall time inside Execute, per lane
   std::vector<std::string> warnings;
 };

@@ -186,7 +186,8 @@ int RunBench(const BenchFlags& f) {
 
   pipeline::PipelineOptions po;
   po.build_threads = f.build_threads > 0 ? f.build_threads : Cores();
-  po.queue_capacity = f.queue > 0 ? f.queue : static_cast<size_t>(4 * (po.build_threads + info.lanes));
+  po.queue_capacity =
+      f.queue > 0 ? f.queue : static_cast<size_t>(4 * (po.build_threads + info.lanes));
   po.reuse_stored = !f.no_reuse;
   po.sequential = f.sequential;
   info.build_threads = f.sequential ? 1 : po.build_threads;
@@ -254,8 +255,8 @@ int RunBench(const BenchFlags& f) {
         if (st.name == "build") info.build_cpu_ms += st.detail.value("cpu_ms", 0.0);
       }
     }
-    samples.push_back({records[i].level, records[i].problem, v.status, v.speedup_vs_eager,
-                       v.speedup_vs_compile});
+    samples.push_back(
+        {records[i].level, records[i].problem, v.status, v.speedup_vs_eager, v.speedup_vs_compile});
     done.push_back(std::move(records[i]));
   }
   info.samples = done.size();
@@ -281,51 +282,60 @@ int RunBench(const BenchFlags& f) {
 }  // namespace
 
 Command BenchCommand() {
-  return {"bench", "Evaluate every sample of a model for a set of problems; print Pass@k, fast_p, ...",
-          [](CLI::App* app) -> std::function<int()> {
-            auto f = std::make_shared<BenchFlags>();
-            app->add_option("--problems", f->problems,
-                            "a folder of KernelBench-format problems (its name is the level); "
-                            "repeat for several")
-                ->required();
-            app->add_option("--samples", f->samples,
-                            "samples: <level>/<problem>/sample_<i>.* or KernelBench's "
-                            "level_<L>_problem_<P>_sample_<S>_kernel.py")
-                ->required();
-            app->add_option("--out", f->out, "where the reports go (default: results)");
-            app->add_option("--k", f->k, "k of Pass@k and Avg@k (default 1)")->check(CLI::Range(1, 100000));
-            app->add_option("--backend", f->backend, "cuda or cpu (default: cuda where a GPU is visible)")
-                ->check(CLI::IsMember({"cuda", "cpu"}));
-            app->add_option("--devices", f->devices,
-                            "GPU indices, one lane each, e.g. 0,1,2,3 (default: every visible GPU; "
-                            "one lane on cpu)")
-                ->delimiter(',');
-            app->add_option("--python", f->python, "Python interpreter with PyTorch");
-            app->add_option("--cache", f->cache_dir, "cache folder: artifacts and the store");
-            app->add_option("--build-threads", f->build_threads,
-                            "threads of the build stage (default: one per core)");
-            app->add_option("--build-workers", f->build_workers, "concurrent compiles (default: one per core)");
-            app->add_option("--queue", f->queue, "bound of the pipeline's queues (default 4 x threads)");
-            app->add_flag("--sequential", f->sequential,
-                          "one candidate at a time, build then execute (for comparison)");
-            app->add_flag("--no-reuse", f->no_reuse, "evaluate again even when a verdict is stored");
-            app->add_flag("--no-baselines", f->no_baselines,
-                          "skip timing eager and torch.compile (no speedups: Faster Rate and fast_p>0 are 0)");
-            app->add_option("--trials", f->trials, "seeded correctness trials")->check(CLI::Range(1, 100));
-            app->add_option("--seed", f->seed, "secret seed (default: fresh from the OS)");
-            app->add_option("--timing-budget-ms", f->timing_budget_ms,
-                            "sampled time after which timing stops even if noisy")
-                ->check(CLI::PositiveNumber);
-            app->add_option("--call-timeout-s", f->call_timeout_s, "one forward call longer is timeout (60)")
-                ->check(CLI::Range(1, 3600));
-            app->add_option("--load-timeout-s", f->load_timeout_s, "import and construction limit (120)")
-                ->check(CLI::Range(1, 3600));
-            app->add_flag("--allow-libraries", f->allow_libraries,
-                          "allow cuBLAS/cuDNN/CUTLASS and ATen compute called from kernel sources");
-            app->add_option("--progress-interval-s", f->progress_interval_s,
-                            "seconds between progress lines (default 0.5 on a terminal, else 30)");
-            return [f] { return RunBench(*f); };
-          }};
+  return {
+      "bench", "Evaluate every sample of a model for a set of problems; print Pass@k, fast_p, ...",
+      [](CLI::App* app) -> std::function<int()> {
+        auto f = std::make_shared<BenchFlags>();
+        app->add_option("--problems", f->problems,
+                        "a folder of KernelBench-format problems (its name is the level); "
+                        "repeat for several")
+            ->required();
+        app->add_option("--samples", f->samples,
+                        "samples: <level>/<problem>/sample_<i>.* or KernelBench's "
+                        "level_<L>_problem_<P>_sample_<S>_kernel.py")
+            ->required();
+        app->add_option("--out", f->out, "where the reports go (default: results)");
+        app->add_option("--k", f->k, "k of Pass@k and Avg@k (default 1)")
+            ->check(CLI::Range(1, 100000));
+        app->add_option("--backend", f->backend,
+                        "cuda or cpu (default: cuda where a GPU is visible)")
+            ->check(CLI::IsMember({"cuda", "cpu"}));
+        app->add_option("--devices", f->devices,
+                        "GPU indices, one lane each, e.g. 0,1,2,3 (default: every visible GPU; "
+                        "one lane on cpu)")
+            ->delimiter(',');
+        app->add_option("--python", f->python, "Python interpreter with PyTorch");
+        app->add_option("--cache", f->cache_dir, "cache folder: artifacts and the store");
+        app->add_option("--build-threads", f->build_threads,
+                        "threads of the build stage (default: one per core)");
+        app->add_option("--build-workers", f->build_workers,
+                        "concurrent compiles (default: one per core)");
+        app->add_option("--queue", f->queue,
+                        "bound of the pipeline's queues (default 4 x threads)");
+        app->add_flag("--sequential", f->sequential,
+                      "one candidate at a time, build then execute (for comparison)");
+        app->add_flag("--no-reuse", f->no_reuse, "evaluate again even when a verdict is stored");
+        app->add_flag(
+            "--no-baselines", f->no_baselines,
+            "skip timing eager and torch.compile (no speedups: Faster Rate and fast_p>0 are 0)");
+        app->add_option("--trials", f->trials, "seeded correctness trials")
+            ->check(CLI::Range(1, 100));
+        app->add_option("--seed", f->seed, "secret seed (default: fresh from the OS)");
+        app->add_option("--timing-budget-ms", f->timing_budget_ms,
+                        "sampled time after which timing stops even if noisy")
+            ->check(CLI::PositiveNumber);
+        app->add_option("--call-timeout-s", f->call_timeout_s,
+                        "one forward call longer is timeout (60)")
+            ->check(CLI::Range(1, 3600));
+        app->add_option("--load-timeout-s", f->load_timeout_s,
+                        "import and construction limit (120)")
+            ->check(CLI::Range(1, 3600));
+        app->add_flag("--allow-libraries", f->allow_libraries,
+                      "allow cuBLAS/cuDNN/CUTLASS and ATen compute called from kernel sources");
+        app->add_option("--progress-interval-s", f->progress_interval_s,
+                        "seconds between progress lines (default 0.5 on a terminal, else 30)");
+        return [f] { return RunBench(*f); };
+      }};
 }
 
 }  // namespace kf::cli

@@ -229,13 +229,14 @@ class Pipeline::Impl {
   double build_busy_ms_ = 0;
 };
 
-Pipeline::Pipeline(eval::Evaluator* ev, PipelineOptions opt)
-    : Pipeline(EvaluatorStages(ev), opt) {}
+Pipeline::Pipeline(eval::Evaluator* ev, PipelineOptions opt) : Pipeline(EvaluatorStages(ev), opt) {}
 Pipeline::Pipeline(std::unique_ptr<Stages> stages, PipelineOptions opt)
     : impl_(std::make_unique<Impl>(std::move(stages), opt)) {}
 Pipeline::~Pipeline() = default;
 
-bool Pipeline::Submit(Job job, DoneFn done) { return impl_->Submit(std::move(job), std::move(done), true); }
+bool Pipeline::Submit(Job job, DoneFn done) {
+  return impl_->Submit(std::move(job), std::move(done), true);
+}
 bool Pipeline::TrySubmit(Job job, DoneFn done) {
   return impl_->Submit(std::move(job), std::move(done), false);
 }

@@ -67,14 +67,14 @@ class Stages {
 std::unique_ptr<Stages> EvaluatorStages(eval::Evaluator* ev);
 
 struct Stats {
-  size_t intake_depth = 0;    // jobs waiting for the build stage
-  size_t ready_depth = 0;     // built jobs waiting for a lane
-  size_t in_flight = 0;       // accepted distinct jobs not yet done
-  size_t submitted = 0;       // accepted calls (a deduplicated call counts here)
-  size_t deduplicated = 0;    // calls that joined an identical job already in flight
-  size_t done = 0;            // distinct jobs finished (from_store included)
-  size_t from_store = 0;      // of those, answered by a stored verdict
-  size_t evaluated = 0;       // of those, evaluated now (Prepare ran)
+  size_t intake_depth = 0;                  // jobs waiting for the build stage
+  size_t ready_depth = 0;                   // built jobs waiting for a lane
+  size_t in_flight = 0;                     // accepted distinct jobs not yet done
+  size_t submitted = 0;                     // accepted calls (a deduplicated call counts here)
+  size_t deduplicated = 0;                  // calls that joined an identical job already in flight
+  size_t done = 0;                          // distinct jobs finished (from_store included)
+  size_t from_store = 0;                    // of those, answered by a stored verdict
+  size_t evaluated = 0;                     // of those, evaluated now (Prepare ran)
   std::map<std::string, size_t> by_status;  // done jobs by VerdictStatus name
   std::vector<double> lane_busy_ms;         // time inside Execute, per lane
   double build_busy_ms = 0;                 // time inside Prepare, all build threads summed

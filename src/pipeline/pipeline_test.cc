@@ -104,7 +104,10 @@ TEST(Pipeline, EveryJobDoneOnceWithItsStatus) {
   Collector c;
   Pipeline p(std::move(fake), {.build_threads = 3, .queue_capacity = 4});
   for (int i = 0; i < 20; ++i) {
-    std::string text = (i % 4 == 0 ? "bad" : i % 4 == 1 ? "wrong" : i % 4 == 2 ? "stored" : "good") +
+    std::string text = (i % 4 == 0   ? "bad"
+                        : i % 4 == 1 ? "wrong"
+                        : i % 4 == 2 ? "stored"
+                                     : "good") +
                        std::to_string(i);
     ASSERT_TRUE(p.Submit({"p.py", text}, c.Fn()));
   }
