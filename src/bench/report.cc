@@ -67,7 +67,7 @@ Table SummaryTable(const Metrics& m) {
   row("problems", [](const Aggregate& a) { return std::to_string(a.problems); });
   row("samples", [](const Aggregate& a) { return std::to_string(a.samples); });
   row("pass@1", [](const Aggregate& a) { return Percent(a.pass_at_1); });
-  row("pass@" + k, [](const Aggregate& a) { return Percent(a.pass_at_k); });
+  if (m.options.k != 1) row("pass@" + k, [](const Aggregate& a) { return Percent(a.pass_at_k); });
   row("avg@" + k, [](const Aggregate& a) { return Percent(a.avg_at_k); });
   row("faster>" + thr + "x vs eager",
       [](const Aggregate& a) { return Percent(a.faster_rate_vs_eager); });
