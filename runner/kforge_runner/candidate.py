@@ -91,8 +91,26 @@ class Host:
         module = load_extension(reply["so_path"], reply["module_name"])
         return guard.ExtensionProxy(module, self.ext_state)
 
+    def _poison_allocator(self, outputs):
+        """Leaves NaN-filled blocks of the outputs' sizes in PyTorch's CUDA caching allocator, so
+        an output the candidate allocates and never writes holds NaN, not leftovers (H05)."""
+        if self.device.type != "cuda":
+            return  # large CPU allocations are fresh zeroed pages from the OS
+        blocks = []
+        for d in outputs:
+            dtype = transport.DTYPES.get(d.get("dtype", ""))
+            if dtype is None:
+                continue
+            for _ in range(2):
+                t = torch.empty(d["shape"], dtype=dtype, device=self.device)
+                transport.poison(t)
+                blocks.append(t)
+        device_sync(self.device)
+        del blocks  # back to the caching allocator, still poisoned
+
     def op_load(self, msg):
         import torch.utils.cpp_extension as ce
+        self._poison_allocator(msg.get("poison", []))
         ce.load_inline = self.load_inline
         code = msg["code"]
         try:

@@ -280,7 +280,7 @@ class CandidateRun {
 
   bool Load(const ProblemInfo& problem, const std::string& code) {
     json msg = {{"op", "load"}, {"code", code}, {"init_inputs", problem.init_inputs},
-                {"init_seed", init_seed_}};
+                {"init_seed", init_seed_}, {"poison", problem.outputs}};
     auto r = Ask(msg, opt_.load_timeout);
     if (!r.ok() || !r->value("ok", false)) return Failed("load", "loading", r, opt_.load_timeout);
     return true;
