@@ -338,7 +338,6 @@ Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
     return Finish(p, VerdictStatus::kInfraError);
   };
 
-  auto t0 = Clock::now();
   if (auto s = EnsureLane(ls, &v); !s.ok()) return infra("execute", s);
   auto problem = Problem(ls, v.problem_hash, p.problem_path);
   if (!problem.ok()) return infra("execute", problem.status());
@@ -392,7 +391,6 @@ Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
                        {"run_time_builds", dynamic_builds},
                        {"run_time_compiled", dynamic_compiled},
                        {"run_time_build_ms", dynamic_build_ms}}});
-  (void)t0;
   if (r.trials_total > 0) {
     v.stages.push_back({"correctness", r.trials_total == r.trials_passed, r.correctness_ms,
                         json::object()});
