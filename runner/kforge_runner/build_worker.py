@@ -18,7 +18,7 @@ import sys
 import tempfile
 import traceback
 
-from . import sandbox
+from . import pch, sandbox
 from .channel import Channel
 
 BUILD_FILE_BYTES = 1024 * sandbox.MIB
@@ -185,6 +185,9 @@ def build(chan, msg):
     if _ce is None:
         import torch.utils.cpp_extension as ce  # imported once, inherited by every child
         _ce = ce
+    if msg.get("arch"):  # the arch list `hello` found, so every worker compiles the same
+        os.environ["TORCH_CUDA_ARCH_LIST"] = msg["arch"]
+    pch.configure(msg.get("pch_dir") or "")
     os.makedirs(msg["dir"], exist_ok=True)
     msg["tmp"] = tempfile.mkdtemp(prefix="kforge-build-")
     pid = os.fork()
@@ -195,6 +198,7 @@ def build(chan, msg):
             os._exit(3)
     status, cpu_s = _wait(chan, pid)
     shutil.rmtree(msg["tmp"], ignore_errors=True)
+    pch_state = pch.after_build(msg["dir"], msg.get("pch_make", False))
     try:
         with open(os.path.join(msg["dir"], "result.json")) as f:
             result = json.load(f)
@@ -207,12 +211,21 @@ def build(chan, msg):
             pass
         result = {"ok": False, "message": "the build process died (wait status %d)\n%s" % (status, log)}
     result["cpu_s"] = cpu_s
+    if pch_state:
+        result["pch"] = pch_state
     return result
 
 
 def main():
     fd = int(sys.argv[sys.argv.index("--fd") + 1])
     chan = Channel(fd)
+    try:
+        _serve(chan)
+    finally:
+        pch.stop()
+
+
+def _serve(chan):
     while True:
         try:
             msg = chan.recv()

@@ -27,6 +27,10 @@ struct BuildOptions {
   std::filesystem::path cache_dir;    // artifacts live in cache_dir/artifacts/<key>/
   std::string backend = "cpu";        // "cpu" or "cuda": decides the toolchain fingerprint
   int workers = 2;                    // concurrent compiles; compiles are CPU-bound
+  // Compile load_inline's main.cpp against a precompiled torch/extension.h kept in
+  // cache_dir/pch/ (built once per compiler and flag set; runner/kforge_runner/pch.py). The
+  // object files are the same; only the parsing of torch's headers is saved.
+  bool pch = true;
   // nvcc on a loaded machine can take minutes for one translation unit; a build past this is
   // killed and reported as a compile error (a template explosion is the candidate's fault).
   std::chrono::milliseconds timeout{std::chrono::minutes(10)};
@@ -55,6 +59,9 @@ struct Artifact {
   double build_ms = 0;     // compile time, 0 for a cache hit
   double cpu_ms = 0;       // CPU time of the compile (user + sys, compilers included); 0 for a hit
   bool cache_hit = false;
+  // Whether main.cpp was compiled against a precompiled torch/extension.h: "used", "missing"
+  // (none matched yet), or "" (no main.cpp compiled through the wrapper, or PCH off).
+  std::string pch;
 };
 
 class Builder {

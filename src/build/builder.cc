@@ -204,6 +204,15 @@ class Builder::Impl {
     fs::create_directories(tmp, ec);
     if (ec) return Status::IoError("cannot create " + tmp.string() + ": " + ec.message());
     request["dir"] = tmp.string();
+    // What every worker needs to build exactly like the one that answered `hello`.
+    if (auto fp = Fingerprint(); fp.ok()) request["arch"] = fp->value("arch", "");
+    request["pch_dir"] = opt_.pch ? (opt_.cache_dir / "pch").string() : "";
+    // A PCH costs more than one build saves: only a process that compiles several candidates
+    // has one made (a one-off `kforge eval` uses an existing one and makes none).
+    if (request.value("op", "") == "build") {
+      std::lock_guard<std::mutex> l(mu_);
+      request["pch_make"] = ++candidate_builds_ >= 2;
+    }
     auto t0 = std::chrono::steady_clock::now();
     auto reply = Request(request, opt_.timeout);
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -235,6 +244,7 @@ class Builder::Impl {
     Artifact a = ArtifactFromResult(key, dir, *reply, spec);
     a.build_ms = ms;
     a.cpu_ms = 1000.0 * reply->value("cpu_s", 0.0);
+    a.pch = reply->value("pch", "");
     return a;
   }
 
@@ -244,6 +254,7 @@ class Builder::Impl {
   std::deque<std::unique_ptr<Worker>> idle_;  // GUARDED_BY(mu_)
   int live_ = 0;                              // GUARDED_BY(mu_)
   double compile_ms_total_ = 0;               // GUARDED_BY(mu_)
+  int candidate_builds_ = 0;                  // GUARDED_BY(mu_)
   std::mutex fp_mu_;
   std::optional<nlohmann::json> fingerprint_;  // GUARDED_BY(fp_mu_)
 };

@@ -1,5 +1,6 @@
 #include "eval/eval.h"
 
+#include <cstdlib>
 #include <fstream>
 #include <future>
 #include <map>
@@ -297,6 +298,7 @@ Prepared Evaluator::Impl::Prepare(const fs::path& problem_path, const std::strin
   bool all_hit = true;
   int compiled = 0;
   double cpu_ms = 0;
+  int with_pch = 0;
   bool build_ok = true;
   std::optional<Status> build_infra;
   size_t bi = 0;
@@ -310,6 +312,7 @@ Prepared Evaluator::Impl::Prepare(const fs::path& problem_path, const std::strin
     all_hit = all_hit && a->cache_hit;
     compiled += a->cache_hit ? 0 : 1;
     cpu_ms += a->cpu_ms;
+    with_pch += !a->cache_hit && a->pch == "used" ? 1 : 0;
     if (!a->ok) {
       build_ok = false;
       for (auto& d : BuildDiagnostics(*a, call.spec, &call, text)) v.diagnostics.push_back(d);
@@ -323,7 +326,7 @@ Prepared Evaluator::Impl::Prepare(const fs::path& problem_path, const std::strin
   for (const auto& call : cand.inline_calls) unresolved += call.resolved ? 0 : 1;
   v.stages.push_back({"build", build_ok, MsSince(t0),
                       {{"cache_hit", all_hit}, {"compiled", compiled}, {"cpu_ms", cpu_ms},
-                       {"deferred_to_run_time", unresolved}}});
+                       {"compiled_with_pch", with_pch}, {"deferred_to_run_time", unresolved}}});
   if (!build_ok) return final_as(VerdictStatus::kCompileError);
   return p;
 }
@@ -462,6 +465,8 @@ Result<std::unique_ptr<Evaluator>> Evaluator::Create(const EvalOptions& opt) {
   bo.cache_dir = opt.cache_dir;
   bo.backend = opt.backend;
   bo.workers = opt.build_workers;
+  const char* no_pch = std::getenv("KFORGE_NO_PCH");
+  bo.pch = opt.pch && !(no_pch && *no_pch && std::string(no_pch) != "0");
   impl->builder = std::make_unique<build::Builder>(bo);
   std::vector<int> devices = opt.devices;
   if (devices.empty()) devices.push_back(opt.device_index);
@@ -504,6 +509,21 @@ Result<Evaluator::ProblemFacts> Evaluator::Describe(const fs::path& problem_path
   auto info = impl_->Problem(ls, Sha256Hex(*src), problem_path);
   if (!info.ok()) return info.status();
   return ProblemFacts{*info, ls.device_name};
+}
+
+Status Evaluator::Warm(const fs::path& problem_path, int lane) {
+  if (lane < 0 || lane >= lanes()) lane = 0;
+  LaneState& ls = impl_->lanes[static_cast<size_t>(lane)];
+  auto src = ReadFile(problem_path);
+  if (!src.ok()) return src.status();
+  Verdict scratch;
+  if (auto s = impl_->EnsureLane(ls, &scratch); !s.ok()) return s;
+  std::string hash = Sha256Hex(*src);
+  auto info = impl_->Problem(ls, hash, problem_path);
+  if (!info.ok()) return info.status();
+  if (!impl_->opt.baselines) return Status::Ok();
+  auto b = impl_->GetBaselines(ls, hash, *info);
+  return b.ok() ? Status::Ok() : b.status();
 }
 
 int Evaluator::lanes() const { return static_cast<int>(impl_->lanes.size()); }

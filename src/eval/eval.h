@@ -27,6 +27,9 @@ struct EvalOptions {
   std::filesystem::path cache_dir;        // artifacts, store, logs
   std::filesystem::path runner_dir;       // the kforge_runner package
   int build_workers = 2;
+  // Precompiled torch/extension.h for builds (build::BuildOptions::pch); $KFORGE_NO_PCH=1
+  // turns it off for a whole process, e.g. to measure what it saves.
+  bool pch = true;
   bool baselines = true;                  // time eager and torch.compile references
   // A speedup over eager above this is measured again in a fresh candidate process before it
   // counts; the slower of the two runs is reported.
@@ -73,6 +76,11 @@ class Evaluator {
     std::string device;
   };
   Result<ProblemFacts> Describe(const std::filesystem::path& problem_path, int lane = 0);
+
+  // Does on `lane` the per-problem work the first passing candidate would otherwise do there:
+  // loads the reference and its outputs, and times the baselines (when enabled, once per
+  // problem and device, shared with every lane). Same lane rules as Execute.
+  Status Warm(const std::filesystem::path& problem_path, int lane = 0);
 
   // The stored verdict for this problem and candidate, if one was stored before (by any
   // process sharing the cache). Infrastructure failures are never stored.

@@ -1,0 +1,230 @@
+"""A precompiled torch/extension.h for load_inline's main.cpp.
+
+Most of a C++ extension's compile time is GCC parsing torch's headers, and every load_inline
+build's main.cpp starts with `#include <torch/extension.h>`. So the build worker points torch's
+builder (through CXX) at a small wrapper script that runs this file as `pch.py cxx ARGS...`:
+
+- For the compile of a main.cpp it computes a key from the real compiler and the command line
+  with the per-extension parts left out (-DTORCH_EXTENSION_NAME, the file names, -MMD/-MF). When
+  `<root>/<key>/torch/extension.h.gch` exists, it adds `-I<root>/<key>`: GCC then finds the .gch
+  beside a symlink to the real header and reads the parsed headers from it instead of parsing
+  them again. The object file is the same bytes either way, and GCC itself falls back to the
+  real header whenever the .gch does not match the command line (options, macros).
+- Otherwise it runs the compiler unchanged and leaves a note (`kforge-pch-want.json`) in the
+  build folder; after the build, the worker starts `pch.py make ...`, which builds that PCH once
+  (a file lock keeps concurrent workers and kforge processes from building it twice) outside the
+  candidate's sandbox, and publishes it with one rename. Later builds with the same flags use it.
+
+Every other invocation (linking, version queries) runs the compiler unchanged. This file uses the
+standard library only: it starts for every compiler call, without torch.
+"""
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+WANT_FILE = "kforge-pch-want.json"
+MAX_PCHS = 4  # each is 0.3-0.7 GB; candidates almost all share one or two flag sets
+_HEADER = os.path.join("torch", "extension.h")
+_original_cxx = None
+
+
+def _compile_of_main(args):
+    """For torch's `$cxx -MMD -MF $out.d $cflags -c $in -o $out $post_cflags` on a main.cpp:
+    the flags that decide what the headers mean (the key's and the PCH build's); else None."""
+    if "-c" not in args:
+        return None
+    flags, sources, i = [], [], 0
+    while i < len(args):
+        a = args[i]
+        if a in ("-o", "-MF", "-MT", "-MQ"):
+            i += 2
+            continue
+        if a in ("-c", "-MMD", "-MD") or a.startswith("-DTORCH_EXTENSION_NAME="):
+            i += 1
+            continue
+        if a in ("-isystem", "-I", "-include", "-x", "-D", "-U", "-iquote", "-idirafter"):
+            flags += args[i:i + 2]
+            i += 2
+            continue
+        if a.startswith("-"):
+            flags.append(a)
+        else:
+            sources.append(a)
+        i += 1
+    if len(sources) != 1 or os.path.basename(sources[0]) != "main.cpp":
+        return None
+    if any(f in ("-x", "-include") for f in flags):
+        return None  # the include would not be the file's first token any more
+    return flags
+
+
+def _torch_header(flags):
+    for i, a in enumerate(flags):
+        d = flags[i + 1] if a in ("-isystem", "-I") and i + 1 < len(flags) else None
+        if d is None and a.startswith("-I") and len(a) > 2:
+            d = a[2:]
+        if d and os.path.isfile(os.path.join(d, _HEADER)):
+            return os.path.join(d, _HEADER)
+    return None
+
+
+def _key(compiler, flags, header):
+    def stat(p):
+        s = os.stat(p)
+        return [os.path.realpath(p), s.st_size, s.st_mtime_ns]
+    # The torch headers are keyed through torch's generated version file beside them as well as
+    # extension.h itself: an upgrade in place changes both.
+    version = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(header))), "version.py")
+    parts = [stat(compiler), flags, stat(header),
+             stat(version) if os.path.exists(version) else None]
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:32]
+
+
+def cxx(argv):
+    real = os.environ.get("KFORGE_REAL_CXX", "c++")
+    root = os.environ.get("KFORGE_PCH_DIR", "")
+    flags = _compile_of_main(argv) if root else None
+    header = _torch_header(flags) if flags is not None else None
+    if header:
+        try:
+            key = _key(shutil.which(real) or real, flags, header)
+        except OSError:
+            key = None
+        if key:
+            d = os.path.join(root, key)
+            use = os.path.isfile(os.path.join(d, _HEADER + ".gch"))
+            try:  # the build folder is ninja's working directory and writable in the sandbox
+                with open(WANT_FILE, "w") as f:
+                    json.dump({"key": key, "used": use, "compiler": real, "flags": flags,
+                               "header": header}, f)
+            except OSError:
+                pass
+            if use:
+                os.execvp(real, [real, "-I" + d] + argv)
+    os.execvp(real, [real] + argv)
+
+
+def make(root, want):
+    """Builds one PCH (in its own process, started by the worker after a build)."""
+    key = want["key"]
+    os.makedirs(root, exist_ok=True)
+    with open(os.path.join(root, key + ".lock"), "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return 0  # another worker is building it
+        final = os.path.join(root, key)
+        if os.path.exists(final) or os.path.exists(final + ".failed"):
+            return 0
+        tmp = final + ".tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        os.makedirs(os.path.join(tmp, "torch"))
+        os.symlink(want["header"], os.path.join(tmp, _HEADER))
+        cmd = ([want["compiler"]] + want["flags"] +
+               ["-x", "c++-header", want["header"], "-o", os.path.join(tmp, _HEADER + ".gch")])
+        t0 = time.monotonic()
+        r0 = os.times()
+        with open(os.path.join(tmp, "build.log"), "w") as log:
+            rc = subprocess.call(cmd, stdout=log, stderr=subprocess.STDOUT)
+        r1 = os.times()
+        info = {"command": cmd, "exit": rc, "wall_s": round(time.monotonic() - t0, 2),
+                "cpu_s": round(r1.children_user + r1.children_system
+                               - r0.children_user - r0.children_system, 2)}
+        with open(os.path.join(tmp, "pch.json"), "w") as f:
+            json.dump(info, f, indent=1)
+        if rc != 0:  # remembered, so that no later build tries again
+            os.rename(tmp, final + ".failed")
+            return 1
+        os.rename(tmp, final)
+    return 0
+
+
+# --- used by the build worker ---------------------------------------------------------------
+
+def configure(root):
+    """Points torch's builder at the wrapper (CXX), or back at the real compiler (root "")."""
+    global _original_cxx
+    if _original_cxx is None:
+        _original_cxx = os.environ.get("CXX", "c++")
+    real = shutil.which(_original_cxx)
+    if not root or not real:
+        os.environ["CXX"] = _original_cxx
+        os.environ.pop("KFORGE_PCH_DIR", None)
+        return
+    # Named like the real compiler: torch recognises GCC or Clang by the name in the path.
+    tag = hashlib.sha256((real + sys.executable).encode()).hexdigest()[:12]
+    bindir = os.path.join(root, "bin", tag)
+    wrapper = os.path.join(bindir, os.path.basename(os.path.realpath(real)))
+    text = "#!/bin/sh\nexec '%s' -S -I '%s' cxx \"$@\"\n" % (
+        sys.executable, os.path.abspath(__file__))
+    try:
+        with open(wrapper) as f:
+            current = f.read()
+    except OSError:
+        current = None
+    if current != text:
+        os.makedirs(bindir, exist_ok=True)
+        tmp = "%s.%d" % (wrapper, os.getpid())
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.chmod(tmp, 0o755)
+        os.rename(tmp, wrapper)
+    os.environ.update({"CXX": wrapper, "KFORGE_REAL_CXX": real, "KFORGE_PCH_DIR": root})
+
+
+_makers = []
+
+
+def after_build(build_dir, make_missing):
+    """What the build in `build_dir` did about a PCH: "used", "missing" or None (its main.cpp
+    was not compiled through the wrapper). With `make_missing`, a missing PCH is started (in the
+    background, in this worker's process group: it ends with the worker)."""
+    global _makers
+    _makers = [p for p in _makers if p.poll() is None]  # reaps finished ones
+    path = os.path.join(build_dir, WANT_FILE)
+    try:
+        with open(path) as f:
+            want = json.load(f)
+        os.unlink(path)
+    except (OSError, ValueError):
+        return None
+    root = os.environ.get("KFORGE_PCH_DIR")
+    if not root or not isinstance(want, dict) or not isinstance(want.get("key"), str):
+        return None
+    if want.get("used"):
+        return "used"
+    if not make_missing:
+        return "missing"
+    try:
+        have = [n for n in os.listdir(root) if len(n) == 32]
+    except OSError:
+        have = []
+    if want["key"] in have or len(have) >= MAX_PCHS or os.path.exists(
+            os.path.join(root, want["key"] + ".failed")):
+        return "missing"
+    _makers.append(subprocess.Popen(
+        [sys.executable, "-S", "-I", os.path.abspath(__file__), "make", root, json.dumps(want)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    return "missing"
+
+
+def stop():
+    """Ends unfinished PCH builds (the worker is exiting; a later process starts them again)."""
+    for p in _makers:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 2 and sys.argv[1] == "cxx":
+        cxx(sys.argv[2:])
+    elif len(sys.argv) == 4 and sys.argv[1] == "make":
+        sys.exit(make(sys.argv[2], json.loads(sys.argv[3])))
+    else:
+        sys.exit("usage: pch.py cxx ARGS... | pch.py make ROOT WANT_JSON")

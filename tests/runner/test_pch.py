@@ -1,0 +1,139 @@
+"""Tests for kforge_runner.pch (the precompiled torch/extension.h): run with
+/usr/bin/python3 -m unittest discover -s tests/runner. Uses g++ and a small stand-in for torch's
+include folder, so it needs no torch and takes seconds."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PCH_PY = os.path.join(HERE, "..", "..", "runner", "kforge_runner", "pch.py")
+sys.path.insert(0, os.path.join(HERE, "..", "..", "runner"))
+
+from kforge_runner import pch  # noqa: E402
+
+HEADER = """#pragma once
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+inline int kf_answer() { return static_cast<int>(std::string("forty-two").size()) + 33; }
+"""
+MAIN = """#include <torch/extension.h>
+#include <torch/extension.h>
+int kf_call() { return kf_answer(); }
+"""
+
+
+class PchTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        t = self.tmp.name
+        self.inc = os.path.join(t, "site", "torch", "include")
+        os.makedirs(os.path.join(self.inc, "torch"))
+        with open(os.path.join(self.inc, "torch", "extension.h"), "w") as f:
+            f.write(HEADER)
+        self.root = os.path.join(t, "pch")
+        self.env = dict(os.environ, KFORGE_PCH_DIR=self.root, KFORGE_REAL_CXX="g++")
+        os.environ["KFORGE_PCH_DIR"] = self.root  # what the worker's configure() sets
+        pch._makers = []
+
+    def tearDown(self):
+        os.environ.pop("KFORGE_PCH_DIR", None)
+        self.tmp.cleanup()
+
+    def compile(self, name, ext_name, extra=()):
+        """Compiles main.cpp in its own build folder the way torch's ninja file does."""
+        d = os.path.join(self.tmp.name, name)
+        os.makedirs(d)
+        with open(os.path.join(d, "main.cpp"), "w") as f:
+            f.write(MAIN)
+        cmd = [sys.executable, PCH_PY, "cxx", "-MMD", "-MF", "main.o.d",
+               "-DTORCH_EXTENSION_NAME=" + ext_name, "-isystem", self.inc, "-fPIC", "-std=c++17",
+               *extra, "-c", os.path.join(d, "main.cpp"), "-o", "main.o", "-O2"]
+        r = subprocess.run(cmd, cwd=d, env=self.env, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(d, "main.o"), "rb") as f:
+            obj = f.read()
+        with open(os.path.join(d, pch.WANT_FILE)) as f:
+            want = json.load(f)
+        return d, obj, want
+
+    def make(self, build_dir):
+        """after_build asked to make a missing PCH; waits for it. Returns (state, started)."""
+        pch._makers = []
+        state = pch.after_build(build_dir, True)
+        for p in pch._makers:
+            p.wait(timeout=120)
+        return state, len(pch._makers)
+
+    def test_command_lines(self):
+        flags = pch._compile_of_main(
+            ["-MMD", "-MF", "main.o.d", "-DTORCH_EXTENSION_NAME=relu_v3", "-isystem", "/t/include",
+             "-fPIC", "-std=c++17", "-c", "/b/x/main.cpp", "-o", "main.o", "-O3"])
+        self.assertEqual(flags, ["-isystem", "/t/include", "-fPIC", "-std=c++17", "-O3"])
+        # linking, version queries and other sources go to the compiler untouched
+        self.assertIsNone(pch._compile_of_main(["main.o", "-shared", "-o", "x.so"]))
+        self.assertIsNone(pch._compile_of_main(["-dumpfullversion", "-dumpversion"]))
+        self.assertIsNone(pch._compile_of_main(["-c", "/b/kforge_native.cpp", "-o", "k.o"]))
+        self.assertIsNone(pch._compile_of_main(["-include", "x.h", "-c", "main.cpp", "-o", "m.o"]))
+
+    def test_made_once_then_used_with_identical_objects(self):
+        d1, obj1, want1 = self.compile("b1", "first_ext")
+        self.assertFalse(want1["used"])
+        self.assertEqual(self.make(d1), ("missing", 1))
+        gch = os.path.join(self.root, want1["key"], "torch", "extension.h.gch")
+        self.assertTrue(os.path.isfile(gch), os.listdir(self.root))
+        with open(os.path.join(self.root, want1["key"], "pch.json")) as f:
+            info = json.load(f)
+        self.assertEqual(info["exit"], 0)
+        self.assertFalse(os.path.exists(os.path.join(d1, pch.WANT_FILE)))  # consumed
+
+        # Another extension (another TORCH_EXTENSION_NAME, another folder) with the same flags
+        # compiles against it, and the object file is the same bytes.
+        d2, obj2, want2 = self.compile("b2", "second_ext")
+        self.assertTrue(want2["used"])
+        self.assertEqual(want2["key"], want1["key"])
+        self.assertEqual(obj1, obj2)
+        self.assertEqual(pch.after_build(d2, True), "used")
+
+        # GCC really read the .gch: -H marks a used precompiled header with "!".
+        r = subprocess.run(["g++", "-H", "-I" + os.path.dirname(os.path.dirname(gch)),
+                            "-isystem", self.inc, "-fPIC", "-std=c++17", "-O2", "-fsyntax-only",
+                            os.path.join(d2, "main.cpp")], capture_output=True, text=True)
+        self.assertIn("! " + gch, r.stderr)
+
+        # Other flags are another key: not used, and no second PCH is made without being asked.
+        d3, _, want3 = self.compile("b3", "third_ext", extra=["-DNDEBUG"])
+        self.assertFalse(want3["used"])
+        self.assertNotEqual(want3["key"], want1["key"])
+        self.assertEqual(pch.after_build(d3, False), "missing")
+        self.assertFalse(os.path.exists(os.path.join(self.root, want3["key"])))
+
+    def test_changed_headers_are_never_read_from_an_old_pch(self):
+        d1, _, want1 = self.compile("b1", "e1")
+        self.make(d1)
+        time.sleep(0.01)
+        with open(os.path.join(self.inc, "torch", "extension.h"), "a") as f:
+            f.write("inline int kf_other() { return 7; }\n")
+        _, _, want2 = self.compile("b2", "e2")
+        self.assertNotEqual(want2["key"], want1["key"])
+        self.assertFalse(want2["used"])
+
+    def test_a_failed_pch_is_remembered_and_the_build_still_works(self):
+        with open(os.path.join(self.inc, "torch", "extension.h"), "w") as f:
+            f.write(HEADER + "#ifndef TORCH_EXTENSION_NAME\n#error needs a name\n#endif\n")
+        d1, _, want1 = self.compile("b1", "e1")  # the real compile defines the name: fine
+        self.make(d1)
+        self.assertTrue(os.path.isdir(os.path.join(self.root, want1["key"] + ".failed")))
+        self.assertFalse(os.path.exists(os.path.join(self.root, want1["key"])))
+        d2, _, want2 = self.compile("b2", "e2")
+        self.assertFalse(want2["used"])
+        self.assertEqual(self.make(d2), ("missing", 0))  # not tried again
+
+
+if __name__ == "__main__":
+    unittest.main()
