@@ -3,6 +3,7 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "common/hash.h"
@@ -28,6 +29,9 @@ class EvaluatorStagesImpl : public Stages {
     return ev_->Prepare(problem, text);
   }
   Verdict Execute(eval::Prepared p, int lane) override { return ev_->Execute(std::move(p), lane); }
+  void Warm(const std::filesystem::path& problem, int lane) override {
+    (void)ev_->Warm(problem, lane);  // a failure shows again, as a verdict, in Execute
+  }
 
  private:
   eval::Evaluator* ev_;
@@ -120,6 +124,7 @@ class Pipeline::Impl {
     s.from_store = from_store_;
     s.evaluated = evaluated_;
     s.by_status = by_status_;
+    s.warmed = warmed_;
     s.lane_busy_ms = lane_busy_ms_;
     s.build_busy_ms = build_busy_ms_;
     s.wall_ms = MsBetween(start_, stopping_ ? end_ : Clock::now());
@@ -149,6 +154,13 @@ class Pipeline::Impl {
           continue;
         }
       }
+      if (opt_.warm_lanes && !opt_.sequential) {
+        std::lock_guard<std::mutex> lk(mu_);
+        if (warm_seen_.insert(e->job.problem.lexically_normal().string()).second) {
+          warm_.push_back(e->job.problem);
+          ready_cv_.notify_one();
+        }
+      }
       auto t0 = Clock::now();
       eval::Prepared p = stages_->Prepare(e->job.problem, e->job.text);
       {
@@ -172,13 +184,27 @@ class Pipeline::Impl {
   void ExecLoop(int lane) {
     while (true) {
       Ready r;
+      std::filesystem::path warm;
       {
         std::unique_lock<std::mutex> lk(mu_);
-        ready_cv_.wait(lk, [this] { return stopping_ || !ready_.empty(); });
-        if (ready_.empty()) return;  // stopping
-        r = std::move(ready_.front());
-        ready_.pop_front();
-        ready_space_.notify_one();
+        ready_cv_.wait(lk, [this] { return stopping_ || !ready_.empty() || !warm_.empty(); });
+        if (ready_.empty()) {
+          if (stopping_) return;  // warm-ups not yet started are dropped: nothing needs them
+          warm = warm_.front();
+          warm_.pop_front();
+        } else {
+          r = std::move(ready_.front());
+          ready_.pop_front();
+          ready_space_.notify_one();
+        }
+      }
+      if (!warm.empty()) {
+        auto t0 = Clock::now();
+        stages_->Warm(warm, lane);
+        std::lock_guard<std::mutex> lk(mu_);
+        lane_busy_ms_[static_cast<size_t>(lane)] += MsBetween(t0, Clock::now());
+        ++warmed_;
+        continue;
       }
       Deliver(r.entry, TimedExecute(std::move(r.prepared), lane), false);
     }
@@ -219,11 +245,13 @@ class Pipeline::Impl {
   std::condition_variable intake_ready_, intake_space_, ready_cv_, ready_space_, idle_;
   std::deque<EntryPtr> intake_;
   std::deque<Ready> ready_;
+  std::deque<std::filesystem::path> warm_;  // problems to prepare on an idle lane
+  std::set<std::string> warm_seen_;         // every problem ever queued there
   std::map<std::string, EntryPtr> inflight_;
   size_t unfinished_ = 0;  // accepted distinct jobs whose callbacks have not all returned
   bool closed_ = false, stopping_ = false, joined_ = false;
   Clock::time_point end_;
-  size_t submitted_ = 0, deduplicated_ = 0, done_ = 0, from_store_ = 0, evaluated_ = 0;
+  size_t submitted_ = 0, deduplicated_ = 0, done_ = 0, from_store_ = 0, evaluated_ = 0, warmed_ = 0;
   std::map<std::string, size_t> by_status_;
   std::vector<double> lane_busy_ms_;
   double build_busy_ms_ = 0;

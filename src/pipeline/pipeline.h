@@ -50,6 +50,10 @@ struct PipelineOptions {
   // One job at a time, build then execute, on a single thread: the reference against which
   // the pipelined mode is measured (bench/throughput.sh), and a debugging aid.
   bool sequential = false;
+  // A lane with nothing to run prepares the problems of jobs being built (Stages::Warm: loads
+  // the reference, times the baselines), work the first candidate of each problem would
+  // otherwise do on the lane after its build. Keeps lanes busy while the first builds run.
+  bool warm_lanes = true;
 };
 
 // The three Evaluator calls the pipeline needs, so tests can run it on a fake.
@@ -61,6 +65,8 @@ class Stages {
                                         const std::string& text) = 0;
   virtual eval::Prepared Prepare(const std::filesystem::path& problem, const std::string& text) = 0;
   virtual Verdict Execute(eval::Prepared p, int lane) = 0;
+  // Optional per-problem preparation on a lane; failures are left for Execute to report.
+  virtual void Warm(const std::filesystem::path& problem, int lane) { (void)problem, (void)lane; }
 };
 
 // The real stages: forwards to an Evaluator that the caller keeps alive.
@@ -76,7 +82,8 @@ struct Stats {
   size_t from_store = 0;                    // of those, answered by a stored verdict
   size_t evaluated = 0;                     // of those, evaluated now (Prepare ran)
   std::map<std::string, size_t> by_status;  // done jobs by VerdictStatus name
-  std::vector<double> lane_busy_ms;         // time inside Execute, per lane
+  size_t warmed = 0;                        // problems prepared ahead on idle lanes
+  std::vector<double> lane_busy_ms;         // time inside Execute and Warm, per lane
   double build_busy_ms = 0;                 // time inside Prepare, all build threads summed
   double wall_ms = 0;                       // since the Pipeline was constructed
 };

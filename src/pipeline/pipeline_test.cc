@@ -2,11 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <future>
 #include <mutex>
 #include <set>
+#include <thread>
 
 namespace kf::pipeline {
 namespace {
@@ -77,6 +79,15 @@ struct FakeStages : Stages {
     v.status = p.text.rfind("wrong", 0) == 0 ? VerdictStatus::kIncorrect : VerdictStatus::kOk;
     Leave();
     return v;
+  }
+  std::vector<std::string> warms;  // problems, in the order Warm was called
+  void Warm(const std::filesystem::path& problem, int) override {
+    std::lock_guard<std::mutex> g(mu);
+    warms.push_back(problem.string());
+  }
+  std::vector<std::string> Warms() {
+    std::lock_guard<std::mutex> g(mu);
+    return warms;
   }
   void Enter() {
     int a = ++active;
@@ -227,6 +238,48 @@ TEST(Pipeline, ReuseStoredOffEvaluatesAgain) {
   EXPECT_EQ(f->prepares.load(), 1);
   ASSERT_EQ(c.got.size(), 1u);
   EXPECT_FALSE(c.got[0].second);
+}
+
+TEST(Pipeline, IdleLanesPrepareEachProblemOnceWhileItsFirstBuildRuns) {
+  auto fake = std::make_unique<FakeStages>();
+  FakeStages* f = fake.get();
+  Gate builds;
+  f->on_prepare = [&](const std::string&) { builds.Wait(); };
+  Collector c;
+  Pipeline p(std::move(fake), {.build_threads = 2, .queue_capacity = 8});
+  ASSERT_TRUE(p.Submit({"a.py", "good1"}, c.Fn()));
+  ASSERT_TRUE(p.Submit({"a.py", "good2"}, c.Fn()));
+  ASSERT_TRUE(p.Submit({"b.py", "good3"}, c.Fn()));
+  ASSERT_TRUE(p.Submit({"c.py", "stored4"}, c.Fn()));  // answered by the store: no lane work
+  // Every build is still blocked, and the lane already prepared what they will need.
+  for (int i = 0; i < 500 && (f->Warms().empty() || f->prepares.load() < 2); ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(f->Warms(), std::vector<std::string>{"a.py"});  // b.py's build has not started
+  EXPECT_EQ(f->prepares.load(), 2);
+  EXPECT_EQ(f->executes.load(), 0);
+  builds.Open();
+  p.Close();
+  std::vector<std::string> w = f->Warms();
+  std::sort(w.begin(), w.end());
+  EXPECT_EQ(w, (std::vector<std::string>{"a.py", "b.py"}));
+  EXPECT_EQ(p.stats().warmed, 2u);
+  EXPECT_EQ(c.got.size(), 4u);
+}
+
+TEST(Pipeline, SequentialModeAndWarmLanesOffPrepareNothingAhead) {
+  for (bool sequential : {true, false}) {
+    auto fake = std::make_unique<FakeStages>();
+    FakeStages* f = fake.get();
+    Collector c;
+    Pipeline p(std::move(fake), {.build_threads = 1, .queue_capacity = 4,
+                                 .sequential = sequential, .warm_lanes = sequential});
+    ASSERT_TRUE(p.Submit({"a.py", "good1"}, c.Fn()));
+    ASSERT_TRUE(p.Submit({"b.py", "good2"}, c.Fn()));
+    p.Close();
+    EXPECT_TRUE(f->Warms().empty()) << (sequential ? "sequential" : "warm_lanes off");
+    EXPECT_EQ(c.got.size(), 2u);
+  }
 }
 
 }  // namespace
