@@ -57,6 +57,7 @@ def main():
                 f.write("# kforge bench workload: copy %d of problems/%s\n%s" % (j, rel, src))
             problems.append((level, stem, text))
 
+    order = []  # sample paths in generation order: a prefix of it is a smaller, spread workload
     for i in range(a.candidates):
         level, stem, text = problems[i % len(problems)]
         sample = i // len(problems)
@@ -69,6 +70,9 @@ def main():
         os.makedirs(d, exist_ok=True)
         with open(os.path.join(d, "sample_%d.py" % sample), "w") as f:
             f.write(varied)
+        order.append(os.path.join(level, stem, "sample_%d.py" % sample))
+    with open(os.path.join(a.out, "order.txt"), "w") as f:
+        f.write("".join(p + "\n" for p in order))
     print("%d candidates over %d problems in %s" % (a.candidates, len(problems), a.out))
 
 

@@ -40,7 +40,10 @@ struct RunInfo {
   double wall_ms = 0;
   double build_busy_ms = 0;  // wall time inside Prepare, summed over build threads
   double build_cpu_ms = 0;   // CPU time of the compiles this run ran (verdicts' build.cpu_ms)
-  std::vector<double> lane_busy_ms;  // wall time inside Execute, per lane
+  size_t compiled = 0;        // extensions compiled in this run (cache hits excluded)
+  size_t compiled_with_pch = 0;  // of those, against a precompiled torch/extension.h
+  size_t warmed = 0;          // problems prepared ahead on idle lanes (reference, baselines)
+  std::vector<double> lane_busy_ms;  // wall time inside Execute and lane warm-ups, per lane
   std::vector<std::string> warnings;
 };
 

@@ -241,6 +241,7 @@ int RunBench(const BenchFlags& f) {
     info.wall_ms = st.wall_ms;
     info.build_busy_ms = st.build_busy_ms;
     info.lane_busy_ms = st.lane_busy_ms;
+    info.warmed = st.warmed;
   }
 
   std::vector<bench::SampleRecord> done;
@@ -252,7 +253,10 @@ int RunBench(const BenchFlags& f) {
     if (info.device.empty()) info.device = v.device;
     if (!records[i].from_store && counted.insert(v.problem_hash + v.candidate_hash).second) {
       for (const auto& st : v.stages) {
-        if (st.name == "build") info.build_cpu_ms += st.detail.value("cpu_ms", 0.0);
+        if (st.name != "build") continue;
+        info.build_cpu_ms += st.detail.value("cpu_ms", 0.0);
+        info.compiled += st.detail.value("compiled", 0);
+        info.compiled_with_pch += st.detail.value("compiled_with_pch", 0);
       }
     }
     samples.push_back(
