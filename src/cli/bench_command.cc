@@ -35,6 +35,7 @@ struct BenchFlags {
   int build_threads = 0, build_workers = 0;
   size_t queue = 0;
   bool sequential = false;
+  bool no_warm_lanes = false;
   bool no_reuse = false;
   bool no_baselines = false;
   int trials = 5;
@@ -190,6 +191,7 @@ int RunBench(const BenchFlags& f) {
       f.queue > 0 ? f.queue : static_cast<size_t>(4 * (po.build_threads + info.lanes));
   po.reuse_stored = !f.no_reuse;
   po.sequential = f.sequential;
+  po.warm_lanes = !f.no_warm_lanes;
   info.build_threads = f.sequential ? 1 : po.build_threads;
 
   std::vector<bench::SampleRecord> records(d.samples.size());
@@ -318,6 +320,9 @@ Command BenchCommand() {
                         "bound of the pipeline's queues (default 4 x threads)");
         app->add_flag("--sequential", f->sequential,
                       "one candidate at a time, build then execute (for comparison)");
+        app->add_flag("--no-warm-lanes", f->no_warm_lanes,
+                      "lanes wait for built candidates instead of loading problems and timing "
+                      "baselines ahead (for comparison)");
         app->add_flag("--no-reuse", f->no_reuse, "evaluate again even when a verdict is stored");
         app->add_flag(
             "--no-baselines", f->no_baselines,

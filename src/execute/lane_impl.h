@@ -38,7 +38,10 @@ class Lane::Impl {
   // Fills pool slots T0..T(P-1) with inputs drawn from `seed`; returns their descriptors.
   Result<std::vector<nlohmann::json>> PreparePool(const std::string& problem, int pool,
                                                   uint64_t seed);
-  Result<double> NoopCost(const std::string& problem, int pool, uint64_t perturb_seed);
+  // `fresh` measures again now (the machine's load may have changed) without replacing the
+  // first measurement, which later candidates keep using.
+  Result<double> NoopCost(const std::string& problem, int pool, uint64_t perturb_seed,
+                          bool fresh = false);
   ExecResult RunCandidate(const std::string& problem_id, const ProblemInfo& problem,
                           const std::string& code, const LoadInlineFn& load_inline,
                           const ExecOptions& opt);
