@@ -162,7 +162,7 @@ def _child_build(msg):
     os._exit(0 if result["ok"] else 1)
 
 
-def _wait(chan, pid):
+def _wait(chan, pid, tick=None):
     """Waits for the build child; returns its wait status and the CPU seconds it and its reaped
     descendants (ninja, the compilers) used. If the supervisor goes away meanwhile (killed,
     crashed), the compile is abandoned: the child, its compilers and this worker end together."""
@@ -170,6 +170,8 @@ def _wait(chan, pid):
         got, status, usage = os.wait4(pid, os.WNOHANG)
         if got == pid:
             return status, usage.ru_utime + usage.ru_stime
+        if tick:
+            tick()
         readable, _, _ = select.select([chan.sock], [], [], 0.5)
         if readable:
             try:
@@ -196,7 +198,7 @@ def build(chan, msg):
             _child_build(msg)
         finally:
             os._exit(3)
-    status, cpu_s = _wait(chan, pid)
+    status, cpu_s = _wait(chan, pid, lambda: pch.during_build(msg["dir"], msg.get("pch_make", False)))
     shutil.rmtree(msg["tmp"], ignore_errors=True)
     pch_state = pch.after_build(msg["dir"], msg.get("pch_make", False))
     try:

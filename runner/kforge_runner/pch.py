@@ -178,38 +178,63 @@ def configure(root):
 
 
 _makers = []
+_started = set()  # keys this worker started a PCH build for
 
 
-def after_build(build_dir, make_missing):
-    """What the build in `build_dir` did about a PCH: "used", "missing" or None (its main.cpp
-    was not compiled through the wrapper). With `make_missing`, a missing PCH is started (in the
-    background, in this worker's process group: it ends with the worker)."""
-    global _makers
-    _makers = [p for p in _makers if p.poll() is None]  # reaps finished ones
-    path = os.path.join(build_dir, WANT_FILE)
+def _read_want(build_dir):
     try:
-        with open(path) as f:
+        with open(os.path.join(build_dir, WANT_FILE)) as f:
             want = json.load(f)
-        os.unlink(path)
     except (OSError, ValueError):
         return None
+    return want if isinstance(want, dict) and isinstance(want.get("key"), str) else None
+
+
+def _make(want):
+    """Starts building `want`'s PCH unless it exists, failed, is over the limit or was started
+    here (in the background, in this worker's process group: it ends with the worker)."""
+    global _makers
+    _makers = [p for p in _makers if p.poll() is None]  # reaps finished ones
     root = os.environ.get("KFORGE_PCH_DIR")
-    if not root or not isinstance(want, dict) or not isinstance(want.get("key"), str):
-        return None
-    if want.get("used"):
-        return "used"
-    if not make_missing:
-        return "missing"
+    if not root or want["key"] in _started:
+        return
     try:
         have = [n for n in os.listdir(root) if len(n) == 32]
     except OSError:
         have = []
     if want["key"] in have or len(have) >= MAX_PCHS or os.path.exists(
             os.path.join(root, want["key"] + ".failed")):
-        return "missing"
+        return
+    _started.add(want["key"])
     _makers.append(subprocess.Popen(
         [sys.executable, "-S", "-I", os.path.abspath(__file__), "make", root, json.dumps(want)],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+
+
+def during_build(build_dir, make_missing):
+    """Called while a build runs: as soon as its main.cpp compile finds no PCH for its flags,
+    that PCH starts building, in parallel with the rest of this build."""
+    if not make_missing or not os.environ.get("KFORGE_PCH_DIR"):
+        return
+    want = _read_want(build_dir)
+    if want and not want.get("used"):
+        _make(want)
+
+
+def after_build(build_dir, make_missing):
+    """What the build in `build_dir` did about a PCH: "used", "missing" or None (its main.cpp
+    was not compiled through the wrapper). With `make_missing`, a missing PCH is started."""
+    want = _read_want(build_dir)
+    try:
+        os.unlink(os.path.join(build_dir, WANT_FILE))
+    except OSError:
+        pass
+    if not want or not os.environ.get("KFORGE_PCH_DIR"):
+        return None
+    if want.get("used"):
+        return "used"
+    if make_missing:
+        _make(want)
     return "missing"
 
 

@@ -40,6 +40,7 @@ class PchTest(unittest.TestCase):
         self.env = dict(os.environ, KFORGE_PCH_DIR=self.root, KFORGE_REAL_CXX="g++")
         os.environ["KFORGE_PCH_DIR"] = self.root  # what the worker's configure() sets
         pch._makers = []
+        pch._started = set()
 
     def tearDown(self):
         os.environ.pop("KFORGE_PCH_DIR", None)
@@ -65,6 +66,7 @@ class PchTest(unittest.TestCase):
     def make(self, build_dir):
         """after_build asked to make a missing PCH; waits for it. Returns (state, started)."""
         pch._makers = []
+        pch._started = set()
         state = pch.after_build(build_dir, True)
         for p in pch._makers:
             p.wait(timeout=120)
@@ -112,6 +114,19 @@ class PchTest(unittest.TestCase):
         self.assertNotEqual(want3["key"], want1["key"])
         self.assertEqual(pch.after_build(d3, False), "missing")
         self.assertFalse(os.path.exists(os.path.join(self.root, want3["key"])))
+
+    def test_started_while_the_build_still_runs_and_only_once(self):
+        d1, _, want1 = self.compile("b1", "e1")  # its compile is done, its link may still run
+        pch.during_build(d1, False)
+        self.assertEqual(pch._makers, [])  # a process that builds one candidate makes none
+        pch.during_build(d1, True)
+        pch.during_build(d1, True)
+        self.assertEqual(len(pch._makers), 1)
+        self.assertEqual(pch.after_build(d1, True), "missing")
+        self.assertEqual(len(pch._makers), 1)  # not started twice
+        pch._makers[0].wait(timeout=120)
+        self.assertTrue(os.path.isfile(os.path.join(self.root, want1["key"], "torch",
+                                                    "extension.h.gch")))
 
     def test_changed_headers_are_never_read_from_an_old_pch(self):
         d1, _, want1 = self.compile("b1", "e1")
