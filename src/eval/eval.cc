@@ -135,6 +135,8 @@ class Evaluator::Impl {
 
   Status EnsureLane(LaneState& ls, Verdict* v);
   Result<execute::ProblemInfo> Problem(LaneState& ls, const std::string& hash, const fs::path& path);
+  // Reads the problem file, readies the lane and loads the problem there; `hash` is the file's.
+  Result<execute::ProblemInfo> LoadOnLane(LaneState& ls, const fs::path& path, std::string* hash);
   Result<Baselines> GetBaselines(LaneState& ls, const std::string& hash,
                                  const execute::ProblemInfo& p);
   Prepared Prepare(const fs::path& problem_path, const std::string& text);
@@ -499,14 +501,21 @@ Verdict Evaluator::Execute(Prepared p, int lane) {
   return impl_->Execute(std::move(p), impl_->lanes[static_cast<size_t>(lane)]);
 }
 
+Result<execute::ProblemInfo> Evaluator::Impl::LoadOnLane(LaneState& ls, const fs::path& path,
+                                                         std::string* hash) {
+  auto src = ReadFile(path);
+  if (!src.ok()) return src.status();
+  Verdict scratch;
+  if (auto s = EnsureLane(ls, &scratch); !s.ok()) return s;
+  *hash = Sha256Hex(*src);
+  return Problem(ls, *hash, path);
+}
+
 Result<Evaluator::ProblemFacts> Evaluator::Describe(const fs::path& problem_path, int lane) {
   if (lane < 0 || lane >= lanes()) lane = 0;
   LaneState& ls = impl_->lanes[static_cast<size_t>(lane)];
-  auto src = ReadFile(problem_path);
-  if (!src.ok()) return src.status();
-  Verdict scratch;
-  if (auto s = impl_->EnsureLane(ls, &scratch); !s.ok()) return s;
-  auto info = impl_->Problem(ls, Sha256Hex(*src), problem_path);
+  std::string hash;
+  auto info = impl_->LoadOnLane(ls, problem_path, &hash);
   if (!info.ok()) return info.status();
   return ProblemFacts{*info, ls.device_name};
 }
@@ -514,12 +523,8 @@ Result<Evaluator::ProblemFacts> Evaluator::Describe(const fs::path& problem_path
 Status Evaluator::Warm(const fs::path& problem_path, int lane) {
   if (lane < 0 || lane >= lanes()) lane = 0;
   LaneState& ls = impl_->lanes[static_cast<size_t>(lane)];
-  auto src = ReadFile(problem_path);
-  if (!src.ok()) return src.status();
-  Verdict scratch;
-  if (auto s = impl_->EnsureLane(ls, &scratch); !s.ok()) return s;
-  std::string hash = Sha256Hex(*src);
-  auto info = impl_->Problem(ls, hash, problem_path);
+  std::string hash;
+  auto info = impl_->LoadOnLane(ls, problem_path, &hash);
   if (!info.ok()) return info.status();
   if (!impl_->opt.baselines) return Status::Ok();
   auto b = impl_->GetBaselines(ls, hash, *info);
