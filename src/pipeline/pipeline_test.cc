@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <future>
@@ -260,10 +259,14 @@ TEST(Pipeline, IdleLanesPrepareEachProblemOnceWhileItsFirstBuildRuns) {
   EXPECT_EQ(f->executes.load(), 0);
   builds.Open();
   p.Close();
+  // b.py's warm-up was queued when its build began; it runs only if the lane found no built
+  // job waiting, and is dropped once every job is done. Never twice, never for c.py.
   std::vector<std::string> w = f->Warms();
-  std::sort(w.begin(), w.end());
-  EXPECT_EQ(w, (std::vector<std::string>{"a.py", "b.py"}));
-  EXPECT_EQ(p.stats().warmed, 2u);
+  ASSERT_GE(w.size(), 1u);
+  EXPECT_EQ(w[0], "a.py");
+  if (w.size() > 1) EXPECT_EQ(w, (std::vector<std::string>{"a.py", "b.py"}));
+  EXPECT_LE(w.size(), 2u);
+  EXPECT_EQ(p.stats().warmed, w.size());
   EXPECT_EQ(c.got.size(), 4u);
 }
 
