@@ -18,6 +18,7 @@
 #include "bench/progress.h"
 #include "bench/report.h"
 #include "cli/commands.h"
+#include "cli/eval_flags.h"
 #include "eval/eval.h"
 #include "pipeline/pipeline.h"
 
@@ -30,20 +31,13 @@ struct BenchFlags {
   std::string samples;
   std::string out = "results";
   int k = 1;
-  std::string backend, python, cache_dir;
-  std::vector<int> devices;
-  int build_threads = 0, build_workers = 0;
+  int build_threads = 0;
   size_t queue = 0;
   bool sequential = false;
   bool no_warm_lanes = false;
   bool no_reuse = false;
-  bool no_baselines = false;
-  int trials = 5;
-  uint64_t seed = 0;
-  double timing_budget_ms = 2000;
-  int call_timeout_s = 60, load_timeout_s = 120;
-  bool allow_libraries = false;
   double progress_interval_s = 0;
+  EvalFlags eval;
 };
 
 int Cores() {
@@ -154,21 +148,8 @@ int RunBench(const BenchFlags& f) {
     }
   }
 
-  eval::EvalOptions opt;
-  opt.backend = f.backend.empty() ? eval::DefaultBackend() : f.backend;
-  opt.devices = f.devices.empty() ? DefaultDevices(opt.backend) : f.devices;
-  opt.device_index = opt.devices.front();
-  opt.python = f.python.empty() ? eval::DefaultPython() : f.python;
-  opt.cache_dir = f.cache_dir.empty() ? eval::DefaultCacheDir() : fs::path(f.cache_dir);
-  opt.runner_dir = eval::FindRunnerDir();
-  opt.build_workers = f.build_workers > 0 ? f.build_workers : Cores();
-  opt.baselines = !f.no_baselines;
-  opt.exec.trials = f.trials;
-  opt.exec.seed = f.seed;
-  opt.exec.timing.budget_ms = f.timing_budget_ms;
-  opt.exec.call_timeout = std::chrono::seconds(f.call_timeout_s);
-  opt.exec.load_timeout = std::chrono::seconds(f.load_timeout_s);
-  opt.exec.allow_libraries = f.allow_libraries;
+  eval::EvalOptions opt = ToEvalOptions(f.eval);
+  if (opt.devices.empty()) opt.devices = DefaultDevices(opt.backend);
   auto ev = eval::Evaluator::Create(opt);
   if (!ev.ok()) {
     std::cerr << "kforge bench: " << ev.status().message() << "\n";
@@ -303,18 +284,18 @@ Command BenchCommand() {
         app->add_option("--out", f->out, "where the reports go (default: results)");
         app->add_option("--k", f->k, "k of Pass@k and Avg@k (default 1)")
             ->check(CLI::Range(1, 100000));
-        app->add_option("--backend", f->backend,
+        app->add_option("--backend", f->eval.backend,
                         "cuda or cpu (default: cuda where a GPU is visible)")
             ->check(CLI::IsMember({"cuda", "cpu"}));
-        app->add_option("--devices", f->devices,
+        app->add_option("--devices", f->eval.devices,
                         "GPU indices, one lane each, e.g. 0,1,2,3 (default: every visible GPU; "
                         "one lane on cpu)")
             ->delimiter(',');
-        app->add_option("--python", f->python, "Python interpreter with PyTorch");
-        app->add_option("--cache", f->cache_dir, "cache folder: artifacts and the store");
+        app->add_option("--python", f->eval.python, "Python interpreter with PyTorch");
+        app->add_option("--cache", f->eval.cache_dir, "cache folder: artifacts and the store");
         app->add_option("--build-threads", f->build_threads,
                         "threads of the build stage (default: one per core)");
-        app->add_option("--build-workers", f->build_workers,
+        app->add_option("--build-workers", f->eval.build_workers,
                         "concurrent compiles (default: one per core)");
         app->add_option("--queue", f->queue,
                         "bound of the pipeline's queues (default 4 x threads)");
@@ -325,21 +306,21 @@ Command BenchCommand() {
                       "baselines ahead (for comparison)");
         app->add_flag("--no-reuse", f->no_reuse, "evaluate again even when a verdict is stored");
         app->add_flag(
-            "--no-baselines", f->no_baselines,
+            "--no-baselines", f->eval.no_baselines,
             "skip timing eager and torch.compile (no speedups: Faster Rate and fast_p>0 are 0)");
-        app->add_option("--trials", f->trials, "seeded correctness trials")
+        app->add_option("--trials", f->eval.trials, "seeded correctness trials")
             ->check(CLI::Range(1, 100));
-        app->add_option("--seed", f->seed, "secret seed (default: fresh from the OS)");
-        app->add_option("--timing-budget-ms", f->timing_budget_ms,
+        app->add_option("--seed", f->eval.seed, "secret seed (default: fresh from the OS)");
+        app->add_option("--timing-budget-ms", f->eval.timing_budget_ms,
                         "sampled time after which timing stops even if noisy")
             ->check(CLI::PositiveNumber);
-        app->add_option("--call-timeout-s", f->call_timeout_s,
+        app->add_option("--call-timeout-s", f->eval.call_timeout_s,
                         "one forward call longer is timeout (60)")
             ->check(CLI::Range(1, 3600));
-        app->add_option("--load-timeout-s", f->load_timeout_s,
+        app->add_option("--load-timeout-s", f->eval.load_timeout_s,
                         "import and construction limit (120)")
             ->check(CLI::Range(1, 3600));
-        app->add_flag("--allow-libraries", f->allow_libraries,
+        app->add_flag("--allow-libraries", f->eval.allow_libraries,
                       "allow cuBLAS/cuDNN/CUTLASS and ATen compute called from kernel sources");
         app->add_option("--progress-interval-s", f->progress_interval_s,
                         "seconds between progress lines (default 0.5 on a terminal, else 30)");

@@ -1,7 +1,6 @@
 #include "cli/engine_flags.h"
 
 #include <signal.h>
-#include <unistd.h>
 
 namespace kf::cli {
 namespace {
@@ -9,7 +8,7 @@ std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop.store(true); }
 }  // namespace
 
-void AddEngineFlags(CLI::App* app, EngineFlags* f) {
+void AddEngineFlags(CLI::App* app, EvalFlags* f) {
   app->add_option("--backend", f->backend, "cuda or cpu (default: cuda where a GPU is visible)")
       ->check(CLI::IsMember({"cuda", "cpu"}));
   app->add_option("--python", f->python, "Python interpreter with PyTorch");
@@ -29,26 +28,6 @@ void AddEngineFlags(CLI::App* app, EngineFlags* f) {
   app->add_option("--load-timeout-s", f->load_timeout_s, "importing and constructing ModelNew")
       ->check(CLI::Range(1, 3600));
   app->add_flag("--allow-libraries", f->allow_libraries, "allow cuBLAS/cuDNN/ATen compute");
-}
-
-eval::EvalOptions ToEvalOptions(const EngineFlags& f) {
-  eval::EvalOptions opt;
-  opt.backend = f.backend.empty() ? eval::DefaultBackend() : f.backend;
-  opt.python = f.python.empty() ? eval::DefaultPython() : f.python;
-  opt.cache_dir =
-      f.cache_dir.empty() ? eval::DefaultCacheDir() : std::filesystem::path(f.cache_dir);
-  opt.runner_dir = eval::FindRunnerDir();
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  opt.build_workers =
-      f.build_workers > 0 ? f.build_workers : static_cast<int>(cores > 0 ? cores : 1);
-  opt.devices = f.devices;
-  opt.baselines = !f.no_baselines;
-  opt.exec.trials = f.trials;
-  opt.exec.timing.budget_ms = f.timing_budget_ms;
-  opt.exec.call_timeout = std::chrono::seconds(f.call_timeout_s);
-  opt.exec.load_timeout = std::chrono::seconds(f.load_timeout_s);
-  opt.exec.allow_libraries = f.allow_libraries;
-  return opt;
 }
 
 const std::atomic<bool>& StopOnSignals() {

@@ -17,7 +17,7 @@ struct GenerateFlags {
   int samples = 4;
   int turns = 3;
   double optimize_until = 0;
-  EvalSetup eval;
+  EvalFlags eval;
   ModelSetup model;
 };
 
@@ -35,7 +35,7 @@ int RunGenerate(const GenerateFlags& f) {
     std::cerr << me << client.status().message() << "\n";
     return client.status().code() == Code::kInvalidArgument ? kExitUsage : kExitInfra;
   }
-  eval::EvalOptions eo = MakeEvalOptions(f.eval);
+  eval::EvalOptions eo = ToEvalOptions(f.eval);
   auto ev = eval::Evaluator::Create(eo);
   if (!ev.ok()) {
     std::cerr << me << ev.status().message() << "\n";

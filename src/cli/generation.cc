@@ -14,7 +14,7 @@
 namespace kf::cli {
 namespace fs = std::filesystem;
 
-void AddEvalFlags(CLI::App* app, EvalSetup* f) {
+void AddEvalFlags(CLI::App* app, EvalFlags* f) {
   app->add_option("--backend", f->backend, "cuda or cpu (default: cuda where a GPU is visible)")
       ->check(CLI::IsMember({"cuda", "cpu"}));
   app->add_option("--python", f->python, "Python interpreter with PyTorch");
@@ -35,25 +35,6 @@ void AddEvalFlags(CLI::App* app, EvalSetup* f) {
       ->check(CLI::Range(1, 3600));
   app->add_flag("--allow-libraries", f->allow_libraries,
                 "allow cuBLAS/cuDNN/CUTLASS from kernel sources");
-}
-
-eval::EvalOptions MakeEvalOptions(const EvalSetup& f) {
-  eval::EvalOptions opt;
-  opt.backend = f.backend.empty() ? eval::DefaultBackend() : f.backend;
-  opt.device_index = f.device;
-  opt.python = f.python.empty() ? eval::DefaultPython() : f.python;
-  opt.cache_dir = f.cache_dir.empty() ? eval::DefaultCacheDir() : fs::path(f.cache_dir);
-  opt.runner_dir = eval::FindRunnerDir();
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  opt.build_workers =
-      f.build_workers > 0 ? f.build_workers : static_cast<int>(cores > 0 ? cores : 1);
-  opt.baselines = !f.no_baselines;
-  opt.exec.trials = f.trials;
-  opt.exec.timing.budget_ms = f.timing_budget_ms;
-  opt.exec.call_timeout = std::chrono::seconds(f.call_timeout_s);
-  opt.exec.load_timeout = std::chrono::seconds(f.load_timeout_s);
-  opt.exec.allow_libraries = f.allow_libraries;
-  return opt;
 }
 
 void AddModelFlags(CLI::App* app, ModelSetup* f) {

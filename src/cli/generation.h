@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "agent/agent.h"
+#include "cli/eval_flags.h"
 #include "common/status.h"
 #include "eval/eval.h"
 #include "model/model.h"
@@ -19,19 +20,7 @@
 namespace kf::cli {
 
 // The evaluation flags of `kforge eval` that a generation needs too.
-struct EvalSetup {
-  std::string backend, python, cache_dir;
-  int trials = 5;
-  int device = 0;
-  int build_workers = 0;
-  bool no_baselines = false;
-  double timing_budget_ms = 2000;
-  int call_timeout_s = 60;
-  int load_timeout_s = 120;
-  bool allow_libraries = false;
-};
-void AddEvalFlags(CLI::App* app, EvalSetup* f);
-eval::EvalOptions MakeEvalOptions(const EvalSetup& f);
+void AddEvalFlags(CLI::App* app, EvalFlags* f);
 
 struct ModelSetup {
   std::string url;  // "http://localhost:8000/v1"

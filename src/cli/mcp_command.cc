@@ -19,7 +19,7 @@ struct McpFlags {
   std::string problems_dir;  // what list_problems lists by default
   int samples = 4;
   int turns = 3;
-  EvalSetup eval;
+  EvalFlags eval;
   ModelSetup model;
 };
 
@@ -58,7 +58,7 @@ class Tools {
 
   Result<SharedEvaluator*> Evaluator() {
     if (!ev_) {
-      auto ev = eval::Evaluator::Create(MakeEvalOptions(f_.eval));
+      auto ev = eval::Evaluator::Create(ToEvalOptions(f_.eval));
       if (!ev.ok()) {
         return ev.status();
       }

@@ -13,7 +13,7 @@ namespace kf::cli {
 namespace {
 
 struct ServeFlags {
-  EngineFlags engine;
+  EvalFlags engine;
   serve::ServeOptions serve;
   std::string redis;
   std::string prefix = "kf";

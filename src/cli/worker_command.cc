@@ -10,7 +10,7 @@ namespace kf::cli {
 namespace {
 
 struct WorkerFlags {
-  EngineFlags engine;
+  EvalFlags engine;
   std::string role;
   std::string redis = "redis://127.0.0.1:6379";
   std::string prefix = "kf";

@@ -1,0 +1,32 @@
+// What every command that evaluates candidates (eval, bench, serve, worker, generate, mcp) reads
+// from its flags, and the one conversion into eval::EvalOptions. Each command declares the flags
+// it offers itself (the help texts and which of --device/--devices differ per command).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "eval/eval.h"
+
+namespace kf::cli {
+
+struct EvalFlags {
+  std::string backend;    // "" : cuda where a GPU is visible, else cpu
+  std::string python;     // "" : eval::DefaultPython()
+  std::string cache_dir;  // "" : eval::DefaultCacheDir()
+  int device = 0;             // the lane's GPU when `devices` is empty
+  std::vector<int> devices;   // one lane per GPU index
+  int build_workers = 0;      // 0: one per core
+  int trials = 5;
+  uint64_t seed = 0;          // 0: fresh from the OS
+  bool no_baselines = false;
+  double timing_budget_ms = 2000;
+  int call_timeout_s = 60;
+  int load_timeout_s = 120;
+  bool allow_libraries = false;
+};
+
+eval::EvalOptions ToEvalOptions(const EvalFlags& f);
+
+}  // namespace kf::cli
