@@ -54,9 +54,7 @@ std::vector<int> DefaultDevices(const std::string& backend) {
       n = 1;
       for (const char* c = vis; *c; ++c) n += *c == ',' ? 1 : 0;
     } else {
-      n = 0;
-      while (fs::exists("/dev/nvidia" + std::to_string(n))) ++n;
-      n = std::max(n, 1);
+      n = std::max(eval::GpuDeviceNodes(), 1);
     }
   }
   std::vector<int> d;

@@ -98,7 +98,10 @@ class Evaluator {
 std::filesystem::path DefaultCacheDir();
 // $KFORGE_RUNNER_DIR, else runner/ beside or above the executable, else the source tree.
 std::filesystem::path FindRunnerDir();
-// "cuda" when an NVIDIA GPU is visible (/dev/nvidia0 or nvidia-smi), else "cpu".
+// How many /dev/nvidiaN nodes this machine (or container) has.
+int GpuDeviceNodes();
+
+// "cuda" when an NVIDIA GPU is visible (a /dev/nvidiaN node), else "cpu".
 std::string DefaultBackend();
 // The first of $KFORGE_PYTHON, python3, /usr/bin/python3 that has torch installed.
 std::string DefaultPython();
