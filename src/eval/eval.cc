@@ -398,7 +398,10 @@ Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
                        {"run_time_build_ms", dynamic_build_ms}}});
   if (r.trials_total > 0) {
     v.stages.push_back({"correctness", r.trials_total == r.trials_passed, r.correctness_ms,
-                        json::object()});
+                        {{"prepare_ms", r.prepare_ms},
+                         {"call_ms", r.call_ms},
+                         {"profiled_call_ms", r.profiled_call_ms},
+                         {"check_ms", r.check_ms}}});
   }
   if (r.timing) {
     TimingSummary ts{r.timing->summary.median_ms, r.timing->summary.p10_ms,

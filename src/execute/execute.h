@@ -92,6 +92,12 @@ struct ExecResult {
   std::optional<TimingResult> timing;
   double load_ms = 0;
   double correctness_ms = 0;
+  // Where correctness_ms went: the judge drawing inputs and running the reference, the
+  // candidate's calls (the first one under the profiler, counted apart), the judge's checks.
+  double prepare_ms = 0;
+  double call_ms = 0;
+  double profiled_call_ms = 0;
+  double check_ms = 0;
   double timing_ms = 0;
   double spawn_ms = 0;
   bool build_failed = false;  // a run-time load_inline request failed to compile

@@ -321,14 +321,18 @@ class CandidateRun {
                    {"seed", t.seed}, {"signed", t.signed_inputs}};
       if (t.swap_seed) prep["swap_seed"] = t.swap_seed;
       if (t.variant >= 0) prep["variant"] = t.variant;
+      auto tp = Clock::now();
       auto p = lane_.judge.Request(prep, milliseconds(300000));
+      out_.prepare_ms += MsSince(tp);
       if (!p.ok()) return Infra("the judge failed to prepare a trial: " + p.status().message());
       if (p->contains("skip")) continue;
       ++out_.trials_total;
       json call = {{"op", "call"}, {"slot", slot}, {"buffers", (*p)["slot"]}};
       const bool profiled = opt_.runtime_rules && i == 0;
       if (profiled) call["profile"] = true;
+      auto tc = Clock::now();
       auto r = Ask(call, profiled ? opt_.call_timeout + milliseconds(10000) : opt_.call_timeout);
+      (profiled ? out_.profiled_call_ms : out_.call_ms) += MsSince(tc);
       if (t.variant >= 0 && r.ok() && !r->value("ok", false) &&
           r->value("kind", "") != "internal" && r->value("kind", "") != "cheat" &&
           r->value("rule", "") != "H14") {
@@ -362,7 +366,9 @@ class CandidateRun {
           return false;
         }
       }
+      auto tk = Clock::now();
       auto c = CheckSlot(slot);
+      out_.check_ms += MsSince(tk);
       if (!c.ok()) return Infra("the judge failed to check a trial: " + c.status().message());
       if (c->value("pass", false)) {
         ++out_.trials_passed;
