@@ -1,9 +1,10 @@
 #!/bin/bash
 # The H200 numbers of docs/PERFORMANCE.md, in two device calls (each must end within 10 minutes):
 #
-#   bench/h200_session.sh sequential OUT [kforge]   # S candidates (default 3) in --sequential
-#       mode, then where one CUDA build's time goes (bench/build_breakdown.py); leaves the timing
-#       helper's artifact in OUT/helper.tgz (unpacked, it is the next call's HELPER_CACHE)
+#   bench/h200_session.sh sequential OUT [kforge] [HELPER_CACHE]
+#       # S candidates (default 3) in --sequential mode, then where one CUDA build's time goes
+#       # (bench/build_breakdown.py); leaves the timing helper's artifact in OUT/helper.tgz
+#       # (unpacked, it is the next call's HELPER_CACHE)
 #   bench/h200_session.sh pipelined OUT [kforge] [HELPER_CACHE]
 #       # N distinct candidates (default 100) pipelined, then the same bench again on its store
 #
@@ -36,11 +37,13 @@ follow() {  # src dst, then the command
 
 case "$phase" in
   sequential)
+    seed=()
+    [ -n "${4:-}" ] && seed=(--seed-helper "$4")
     mkdir -p $tp
     follow $tp/sequential.log "$out/sequential.log" \
       bash bench/throughput.sh --kforge "$kforge" --backend cuda --candidates "$n" \
-        --problem-copies "$copies" --only-sequential --sequential-candidates "${S:-3}" --out $tp \
-        > "$out/sequential.txt" 2>&1
+        --problem-copies "$copies" --only-sequential --sequential-candidates "${S:-3}" \
+        "${seed[@]}" --out $tp > "$out/sequential.txt" 2>&1
     helper=$(grep -l '"module_name": *"kforge_native"' $tp/cache-sequential/artifacts/*/result.json | head -1)
     [ -n "$helper" ] && tar czf "$out/helper.tgz" -C $tp/cache-sequential \
       "artifacts/$(basename "$(dirname "$helper")")"
