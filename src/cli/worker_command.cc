@@ -27,6 +27,8 @@ int RunWorkerCommand(const WorkerFlags& f) {
     return kExitUsage;
   }
   eval::EvalOptions eo = ToEvalOptions(f.engine);
+  // A build worker compiles only: no lane (no PyTorch process, no CUDA context), no helper.
+  eo.lanes = wo.role == queue::Role::kGpu;
   wo.redis_url = f.redis;
   wo.prefix = f.prefix;
   wo.name = f.name;

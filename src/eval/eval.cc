@@ -475,6 +475,7 @@ Result<std::unique_ptr<Evaluator>> Evaluator::Create(const EvalOptions& opt) {
   impl->builder = std::make_unique<build::Builder>(bo);
   std::vector<int> devices = opt.devices;
   if (devices.empty()) devices.push_back(opt.device_index);
+  if (!opt.lanes) devices.clear();
   for (size_t i = 0; i < devices.size(); ++i) {
     execute::LaneOptions lo;
     lo.python = opt.python;
@@ -487,7 +488,9 @@ Result<std::unique_ptr<Evaluator>> Evaluator::Create(const EvalOptions& opt) {
     impl->lanes.push_back(LaneState{std::move(lane.value()), {}, "", ""});
   }
   build::Builder* b = impl->builder.get();
-  impl->native = std::async(std::launch::async, [b] { return b->BuildNative(); }).share();
+  if (opt.lanes) {  // the timing helper only lanes load
+    impl->native = std::async(std::launch::async, [b] { return b->BuildNative(); }).share();
+  }
   return std::unique_ptr<Evaluator>(new Evaluator(std::move(impl)));
 }
 
@@ -499,7 +502,21 @@ Prepared Evaluator::Prepare(const fs::path& problem_path, const std::string& can
   return impl_->Prepare(problem_path, candidate_text);
 }
 
+namespace {
+
+Status NoLanes() {
+  return Status::Unavailable("this kforge process compiles only (a build worker): it has no "
+                             "execution lane");
+}
+
+}  // namespace
+
 Verdict Evaluator::Execute(Prepared p, int lane) {
+  if (lanes() == 0) {
+    if (p.final) return impl_->Finish(p, p.verdict.status);
+    p.verdict.diagnostics.push_back(InfraDiagnostic("execute", NoLanes()));
+    return impl_->Finish(p, VerdictStatus::kInfraError);
+  }
   if (lane < 0 || lane >= lanes()) lane = 0;
   return impl_->Execute(std::move(p), impl_->lanes[static_cast<size_t>(lane)]);
 }
@@ -515,6 +532,7 @@ Result<execute::ProblemInfo> Evaluator::Impl::LoadOnLane(LaneState& ls, const fs
 }
 
 Result<Evaluator::ProblemFacts> Evaluator::Describe(const fs::path& problem_path, int lane) {
+  if (lanes() == 0) return NoLanes();
   if (lane < 0 || lane >= lanes()) lane = 0;
   LaneState& ls = impl_->lanes[static_cast<size_t>(lane)];
   std::string hash;
@@ -524,6 +542,7 @@ Result<Evaluator::ProblemFacts> Evaluator::Describe(const fs::path& problem_path
 }
 
 Status Evaluator::Warm(const fs::path& problem_path, int lane) {
+  if (lanes() == 0) return NoLanes();
   if (lane < 0 || lane >= lanes()) lane = 0;
   LaneState& ls = impl_->lanes[static_cast<size_t>(lane)];
   std::string hash;

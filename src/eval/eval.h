@@ -23,6 +23,10 @@ struct EvalOptions {
   int device_index = 0;
   // One execution lane per entry (GPU indices); empty means one lane on device_index.
   std::vector<int> devices;
+  // False: no lanes and no timing helper, only Prepare (a build worker of the distributed
+  // service compiles and never runs a candidate). Execute then answers infra_error for
+  // anything not already decided, and Describe and Warm fail.
+  bool lanes = true;
   std::string python = "python3";         // the interpreter that has PyTorch
   std::filesystem::path cache_dir;        // artifacts, store, logs
   std::filesystem::path runner_dir;       // the kforge_runner package

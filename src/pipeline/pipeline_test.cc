@@ -264,7 +264,9 @@ TEST(Pipeline, IdleLanesPrepareEachProblemOnceWhileItsFirstBuildRuns) {
   std::vector<std::string> w = f->Warms();
   ASSERT_GE(w.size(), 1u);
   EXPECT_EQ(w[0], "a.py");
-  if (w.size() > 1) EXPECT_EQ(w, (std::vector<std::string>{"a.py", "b.py"}));
+  if (w.size() > 1) {
+    EXPECT_EQ(w, (std::vector<std::string>{"a.py", "b.py"}));
+  }
   EXPECT_LE(w.size(), 2u);
   EXPECT_EQ(p.stats().warmed, w.size());
   EXPECT_EQ(c.got.size(), 4u);
