@@ -9,62 +9,93 @@ profiler, and Kineto with two environment settings. For each: seconds to enter t
 to run, to list events, and the outermost aten ops recorded (which must agree). Results of
 2026-11-30 on the H200: docs/PERFORMANCE.md.
 """
-import json, os, subprocess, sys, time
-VARIANT = r'''
-import time, json, sys, os
-t_start = time.perf_counter()
-import torch
-variant = sys.argv[1]
-torch.zeros(1, device="cuda"); torch.cuda.synchronize()
-x = torch.randn(256, 16384, device="cuda")
-w = torch.randn(512, 512, device="cuda")
-def fn():
-    return torch.relu(x), torch.mm(w, w)
-res = {"variant": variant, "import_init_s": time.perf_counter() - t_start}
-if variant == "firstcall":
-    t = time.perf_counter(); fn(); torch.cuda.synchronize(); res["plain_first_s"] = time.perf_counter() - t
-    variant = "kineto"
-def names(evs):
+import json
+import os
+import subprocess
+import sys
+import time
+
+VARIANTS = [
+    ("kineto", {}),
+    ("firstcall", {}),
+    ("legacy", {}),
+    ("kineto", {"KINETO_USE_DAEMON": "1"}),
+    ("kineto", {"TORCH_DISABLE_ADDR2LINE": "1", "KINETO_LOG_LEVEL": "5"}),
+]
+
+
+def outermost_aten(events):
     top = set()
-    for e in evs:
-        if e.name.startswith("aten::"):
-            p = e.cpu_parent; nested = False
-            while p is not None:
-                if p.name.startswith("aten::"): nested = True; break
-                p = p.cpu_parent
-            if not nested: top.add(e.name)
+    for e in events:
+        if not e.name.startswith("aten::"):
+            continue
+        parent = e.cpu_parent
+        while parent is not None and not parent.name.startswith("aten::"):
+            parent = parent.cpu_parent
+        if parent is None:
+            top.add(e.name)
     return sorted(top)
-for rep in range(2):
-    t0 = time.perf_counter()
-    if variant == "legacy":
-        from torch.autograd import profiler_legacy
-        with profiler_legacy.profile() as prof:
-            fn(); torch.cuda.synchronize()
-        t1 = time.perf_counter()
-        evs = prof.function_events
+
+
+def child(variant):
+    """One fresh process: CUDA up, then the same small forward profiled twice."""
+    t_start = time.perf_counter()
+    import torch
+    torch.zeros(1, device="cuda")
+    torch.cuda.synchronize()
+    x = torch.randn(256, 16384, device="cuda")
+    w = torch.randn(512, 512, device="cuda")
+
+    def forward():
+        out = torch.relu(x), torch.mm(w, w)
+        torch.cuda.synchronize()
+        return out
+
+    res = {"variant": variant, "import_init_s": time.perf_counter() - t_start}
+    if variant == "firstcall":
+        t = time.perf_counter()
+        forward()
+        res["plain_first_s"] = time.perf_counter() - t
+        variant = "kineto"
+    for rep in range(2):
+        t0 = time.perf_counter()
+        if variant == "legacy":
+            from torch.autograd import profiler_legacy
+            with profiler_legacy.profile() as prof:
+                forward()
+            t1 = time.perf_counter()
+            events = prof.function_events
+        else:
+            from torch.profiler import ProfilerActivity, profile
+            with profile(activities=[ProfilerActivity.CPU]) as prof:
+                t_in = time.perf_counter()
+                forward()
+                t_body = time.perf_counter()
+            t1 = time.perf_counter()
+            res["enter_s_%d" % rep] = t_in - t0
+            res["exit_s_%d" % rep] = t1 - t_body
+            events = prof.events()
+        res["profile_s_%d" % rep] = t1 - t0
+        res["top_%d" % rep] = outermost_aten(events)
+        res["events_s_%d" % rep] = time.perf_counter() - t1
+    print(json.dumps(res))
+
+
+def main():
+    for variant, env in VARIANTS:
+        t = time.time()
+        try:
+            p = subprocess.run([sys.executable, __file__, "--child", variant],
+                               env=dict(os.environ, **env), capture_output=True, text=True,
+                               timeout=60)
+            out = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else p.stderr[-800:]
+        except subprocess.TimeoutExpired:
+            out = "timeout"
+        print(variant, env, "%.1fs" % (time.time() - t), out, flush=True)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--child":
+        child(sys.argv[2])
     else:
-        from torch.profiler import ProfilerActivity, profile
-        with profile(activities=[ProfilerActivity.CPU]) as prof:
-            t_in = time.perf_counter()
-            fn(); torch.cuda.synchronize()
-            t_body = time.perf_counter()
-        t1 = time.perf_counter()
-        res["enter_s_%d" % rep] = t_in - t0
-        res["exit_s_%d" % rep] = t1 - t_body
-        evs = prof.events()
-    t2 = time.perf_counter()
-    res["profile_s_%d" % rep] = t1 - t0
-    res["events_s_%d" % rep] = t2 - t1
-    res["top_%d" % rep] = names(evs)
-print(json.dumps(res))
-'''
-for v, env in [("kineto", {}), ("firstcall", {}), ("legacy", {}), ("kineto", {"KINETO_USE_DAEMON": "1"}),
-               ("kineto", {"TORCH_DISABLE_ADDR2LINE": "1", "KINETO_LOG_LEVEL": "5"})]:
-    e = dict(os.environ); e.update(env)
-    t = time.time()
-    try:
-        p = subprocess.run([sys.executable, "-c", VARIANT, v], env=e, capture_output=True, text=True, timeout=60)
-        out = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else p.stderr[-800:]
-    except subprocess.TimeoutExpired:
-        out = "timeout"
-    print(v, env, "%.1fs" % (time.time() - t), out, flush=True)
+        main()

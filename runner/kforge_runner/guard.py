@@ -6,6 +6,7 @@ ran, how often the candidate's own extension functions were called, and (for the
 call) replaces the extension's tensor results with NaN so the judge can see whether they matter.
 """
 import os
+import warnings
 
 import torch
 
@@ -58,10 +59,10 @@ from torch.profiler import ProfilerActivity as _ProfilerActivity
 from torch.profiler import profile as _torch_profile
 
 # Which profiler records the aten ops: "legacy" (the default where PyTorch still has it) or
-# "kineto" (KFORGE_PROFILER=kineto). Both record the same RecordFunction events on the calling thread, which is all
-# the rules need. Kineto initialises CUPTI on its first use in a process whenever CUDA is
-# present, even for CPU activity only: 5 to 8 s per candidate on the H200 (measured
-# 2026-11-30), most of a fast kernel's verification. The legacy profiler never touches CUPTI.
+# "kineto" (KFORGE_PROFILER=kineto). Both record the same RecordFunction events on the calling
+# thread, which is all the rules need. Kineto initialises CUPTI on its first use in a process
+# whenever CUDA is present, even for CPU activity only: 5 to 8 s per candidate on the H200
+# (measured 2026-11-30), most of a fast kernel's verification. The legacy one never touches it.
 PROFILER = "kineto" if _profiler_legacy is None else os.environ.get("KFORGE_PROFILER") or "legacy"
 
 
@@ -70,8 +71,7 @@ def profile(fn, cuda):
     # CPU activity only: it records every aten op, which is what the rules need; kernel names
     # are left to the static rules on the kernel sources.
     if PROFILER == "legacy":
-        import warnings
-        with warnings.catch_warnings():
+        with warnings.catch_warnings():  # it is marked deprecated
             warnings.simplefilter("ignore")
             prof = _profiler_legacy.profile()
         with prof:
