@@ -40,11 +40,6 @@ struct BenchFlags {
   EvalFlags eval;
 };
 
-int Cores() {
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? static_cast<int>(n) : 1;
-}
-
 // The GPUs a CUDA bench uses by default: those CUDA_VISIBLE_DEVICES names, else /dev/nvidiaN.
 std::vector<int> DefaultDevices(const std::string& backend) {
   int n = 1;

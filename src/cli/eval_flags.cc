@@ -7,6 +7,11 @@
 
 namespace kf::cli {
 
+int Cores() {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
 eval::EvalOptions ToEvalOptions(const EvalFlags& f) {
   eval::EvalOptions opt;
   opt.backend = f.backend.empty() ? eval::DefaultBackend() : f.backend;
@@ -16,9 +21,7 @@ eval::EvalOptions ToEvalOptions(const EvalFlags& f) {
   opt.cache_dir =
       f.cache_dir.empty() ? eval::DefaultCacheDir() : std::filesystem::path(f.cache_dir);
   opt.runner_dir = eval::FindRunnerDir();
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  opt.build_workers =
-      f.build_workers > 0 ? f.build_workers : static_cast<int>(cores > 0 ? cores : 1);
+  opt.build_workers = f.build_workers > 0 ? f.build_workers : Cores();
   opt.baselines = !f.no_baselines;
   opt.exec.trials = f.trials;
   opt.exec.seed = f.seed;

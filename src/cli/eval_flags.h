@@ -29,4 +29,7 @@ struct EvalFlags {
 
 eval::EvalOptions ToEvalOptions(const EvalFlags& f);
 
+// Online processors (at least 1): the default number of compiles, and of bench's build threads.
+int Cores();
+
 }  // namespace kf::cli
