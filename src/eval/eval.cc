@@ -135,6 +135,8 @@ class Evaluator::Impl {
 
   Status EnsureLane(LaneState& ls, Verdict* v);
   Result<execute::ProblemInfo> Problem(LaneState& ls, const std::string& hash, const fs::path& path);
+  // Lane `lane`, or lane 0 for an index out of range; null when this process has none.
+  LaneState* PickLane(int lane);
   // Reads the problem file, readies the lane and loads the problem there; `hash` is the file's.
   Result<execute::ProblemInfo> LoadOnLane(LaneState& ls, const fs::path& path, std::string* hash);
   Result<Baselines> GetBaselines(LaneState& ls, const std::string& hash,
@@ -511,14 +513,20 @@ Status NoLanes() {
 
 }  // namespace
 
+LaneState* Evaluator::Impl::PickLane(int lane) {
+  if (lanes.empty()) return nullptr;
+  if (lane < 0 || lane >= static_cast<int>(lanes.size())) lane = 0;
+  return &lanes[static_cast<size_t>(lane)];
+}
+
 Verdict Evaluator::Execute(Prepared p, int lane) {
-  if (lanes() == 0) {
+  LaneState* ls = impl_->PickLane(lane);
+  if (ls == nullptr) {
     if (p.final) return impl_->Finish(p, p.verdict.status);
     p.verdict.diagnostics.push_back(InfraDiagnostic("execute", NoLanes()));
     return impl_->Finish(p, VerdictStatus::kInfraError);
   }
-  if (lane < 0 || lane >= lanes()) lane = 0;
-  return impl_->Execute(std::move(p), impl_->lanes[static_cast<size_t>(lane)]);
+  return impl_->Execute(std::move(p), *ls);
 }
 
 Result<execute::ProblemInfo> Evaluator::Impl::LoadOnLane(LaneState& ls, const fs::path& path,
@@ -532,24 +540,22 @@ Result<execute::ProblemInfo> Evaluator::Impl::LoadOnLane(LaneState& ls, const fs
 }
 
 Result<Evaluator::ProblemFacts> Evaluator::Describe(const fs::path& problem_path, int lane) {
-  if (lanes() == 0) return NoLanes();
-  if (lane < 0 || lane >= lanes()) lane = 0;
-  LaneState& ls = impl_->lanes[static_cast<size_t>(lane)];
+  LaneState* ls = impl_->PickLane(lane);
+  if (ls == nullptr) return NoLanes();
   std::string hash;
-  auto info = impl_->LoadOnLane(ls, problem_path, &hash);
+  auto info = impl_->LoadOnLane(*ls, problem_path, &hash);
   if (!info.ok()) return info.status();
-  return ProblemFacts{*info, ls.device_name};
+  return ProblemFacts{*info, ls->device_name};
 }
 
 Status Evaluator::Warm(const fs::path& problem_path, int lane) {
-  if (lanes() == 0) return NoLanes();
-  if (lane < 0 || lane >= lanes()) lane = 0;
-  LaneState& ls = impl_->lanes[static_cast<size_t>(lane)];
+  LaneState* ls = impl_->PickLane(lane);
+  if (ls == nullptr) return NoLanes();
   std::string hash;
-  auto info = impl_->LoadOnLane(ls, problem_path, &hash);
+  auto info = impl_->LoadOnLane(*ls, problem_path, &hash);
   if (!info.ok()) return info.status();
   if (!impl_->opt.baselines) return Status::Ok();
-  auto b = impl_->GetBaselines(ls, hash, *info);
+  auto b = impl_->GetBaselines(*ls, hash, *info);
   return b.ok() ? Status::Ok() : b.status();
 }
 
