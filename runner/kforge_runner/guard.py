@@ -70,21 +70,18 @@ def profile(fn, cuda):
     """Runs fn() under the PyTorch profiler; returns (result, facts)."""
     # CPU activity only: it records every aten op, which is what the rules need; kernel names
     # are left to the static rules on the kernel sources.
-    if PROFILER == "legacy":
+    legacy = PROFILER == "legacy"
+    if legacy:
         with warnings.catch_warnings():  # it is marked deprecated
             warnings.simplefilter("ignore")
             prof = _profiler_legacy.profile()
-        with prof:
-            out = fn()
-            if cuda:
-                torch.cuda.synchronize()
-        events = prof.function_events
     else:
-        with _torch_profile(activities=[_ProfilerActivity.CPU]) as prof:
-            out = fn()
-            if cuda:
-                torch.cuda.synchronize()
-        events = prof.events()
+        prof = _torch_profile(activities=[_ProfilerActivity.CPU])
+    with prof:
+        out = fn()
+        if cuda:
+            torch.cuda.synchronize()
+    events = prof.function_events if legacy else prof.events()
     aten, kernels = set(), set()
     for e in events:
         name = e.name
