@@ -172,7 +172,7 @@ def _wait(chan, pid, tick=None):
             return status, usage.ru_utime + usage.ru_stime
         if tick:
             tick()
-        readable, _, _ = select.select([chan.sock], [], [], 0.5)
+        readable, _, _ = select.select([chan.sock], [], [], 0.25)
         if readable:
             try:
                 data = chan.sock.recv(1, socket.MSG_PEEK)
@@ -189,7 +189,7 @@ def build(chan, msg):
         _ce = ce
     if msg.get("arch"):  # the arch list `hello` found, so every worker compiles the same
         os.environ["TORCH_CUDA_ARCH_LIST"] = msg["arch"]
-    pch.configure(msg.get("pch_dir") or "")
+    pch.configure(msg.get("pch_dir") or "", msg.get("pch_make", False))
     os.makedirs(msg["dir"], exist_ok=True)
     msg["tmp"] = tempfile.mkdtemp(prefix="kforge-build-")
     pid = os.fork()

@@ -46,15 +46,19 @@ class PchTest(unittest.TestCase):
         os.environ.pop("KFORGE_PCH_DIR", None)
         self.tmp.cleanup()
 
-    def compile(self, name, ext_name, extra=()):
-        """Compiles main.cpp in its own build folder the way torch's ninja file does."""
-        d = os.path.join(self.tmp.name, name)
-        os.makedirs(d)
+    def main_args(self, d, ext_name, extra=()):
+        """torch's ninja command line for main.cpp in `d`, less the compiler."""
         with open(os.path.join(d, "main.cpp"), "w") as f:
             f.write(MAIN)
-        cmd = [sys.executable, PCH_PY, "cxx", "-MMD", "-MF", "main.o.d",
-               "-DTORCH_EXTENSION_NAME=" + ext_name, "-isystem", self.inc, "-fPIC", "-std=c++17",
-               *extra, "-c", os.path.join(d, "main.cpp"), "-o", "main.o", "-O2"]
+        return ["-MMD", "-MF", "main.o.d", "-DTORCH_EXTENSION_NAME=" + ext_name, "-isystem",
+                self.inc, "-fPIC", "-std=c++17", *extra, "-c", os.path.join(d, "main.cpp"), "-o",
+                "main.o", "-O2"]
+
+    def compile(self, name, ext_name, extra=(), exists_ok=False):
+        """Compiles main.cpp in its own build folder the way torch's ninja file does."""
+        d = os.path.join(self.tmp.name, name)
+        os.makedirs(d, exist_ok=exists_ok)
+        cmd = [sys.executable, PCH_PY, "cxx"] + self.main_args(d, ext_name, extra)
         r = subprocess.run(cmd, cwd=d, env=self.env, capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(os.path.join(d, "main.o"), "rb") as f:
@@ -127,6 +131,46 @@ class PchTest(unittest.TestCase):
         pch._makers[0].wait(timeout=120)
         self.assertTrue(os.path.isfile(os.path.join(self.root, want1["key"], "torch",
                                                     "extension.h.gch")))
+
+    def test_main_cpp_beside_a_cuda_cu_waits_for_the_pch_being_made(self):
+        _, obj0, _ = self.compile("b0", "e0")  # the object file without any PCH
+        self.env["KFORGE_PCH_WAIT_S"] = "60"  # what configure() sets where the worker makes PCHs
+        d = os.path.join(self.tmp.name, "b1")
+        os.makedirs(d)
+        with open(os.path.join(d, "cuda.cu"), "w") as f:
+            f.write("// the build's CUDA half\n")
+        # The compile starts, asks for the PCH and waits; the worker's tick reads the note and
+        # starts making it; then the compile goes on with it.
+        proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.path.insert(0, %r); "
+                                 "from kforge_runner import pch; pch.cxx(sys.argv[1:])"
+                                 % os.path.join(HERE, "..", "..", "runner")] + self.main_args(d, "e1"),
+                                cwd=d, env=self.env, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 30
+        while not os.path.exists(os.path.join(d, pch.WANT_FILE)):
+            self.assertLess(time.monotonic(), deadline, "no note from the compile")
+            time.sleep(0.05)
+        self.assertIsNone(proc.poll())  # still waiting: nothing has started the PCH yet
+        pch.during_build(d, True)
+        self.assertEqual(len(pch._makers), 1)
+        _, err = proc.communicate(timeout=120)
+        self.assertEqual(proc.returncode, 0, err)
+        with open(os.path.join(d, "main.o"), "rb") as f:
+            self.assertEqual(f.read(), obj0)
+        self.assertEqual(pch.after_build(d, True), "used")
+
+    def test_no_wait_without_a_cuda_cu_or_where_no_pch_is_made(self):
+        for wait, cuda in (("60", False), ("", True)):
+            self.env["KFORGE_PCH_WAIT_S"] = wait
+            name = "b%s%d" % (wait, cuda)
+            d = os.path.join(self.tmp.name, name)
+            os.makedirs(d)
+            if cuda:
+                open(os.path.join(d, "cuda.cu"), "w").close()
+            t0 = time.monotonic()
+            _, _, want = self.compile(name, "e1", exists_ok=True)
+            self.assertFalse(want["used"])
+            self.assertLess(time.monotonic() - t0, 1.9)  # did not wait for a maker to start
+            self.assertFalse(os.path.exists(self.root))  # and nothing made one
 
     def test_changed_headers_are_never_read_from_an_old_pch(self):
         d1, _, want1 = self.compile("b1", "e1")
