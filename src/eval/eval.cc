@@ -410,7 +410,9 @@ Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
                      r.timing->summary.p90_ms, r.timing->summary.n};
     v.candidate_ms = ts;
     v.stages.push_back({"timing", true, r.timing_ms,
-                        {{"stop_reason", r.timing->stop_reason}}});
+                        {{"stop_reason", r.timing->stop_reason},
+                         {"host_cpu_ms", r.host_cpu_ms},
+                         {"host_wait_ms", r.host_wait_ms}}});
   }
   VerdictStatus status = FromOutcome(r.outcome);
   if (r.build_failed) status = VerdictStatus::kCompileError;

@@ -99,6 +99,10 @@ struct ExecResult {
   double profiled_call_ms = 0;
   double check_ms = 0;
   double timing_ms = 0;
+  // The candidate host's main thread during the bounded timed batches (from /proc): on a CPU,
+  // and runnable but waiting for one (load on the machine).
+  double host_cpu_ms = 0;
+  double host_wait_ms = 0;
   double spawn_ms = 0;
   bool build_failed = false;  // a run-time load_inline request failed to compile
 };

@@ -6,6 +6,7 @@
 #include <random>
 #include <regex>
 
+#include "execute/host_times.h"
 #include "execute/lane_impl.h"
 #include "execute/runtime_rules.h"
 
@@ -431,11 +432,19 @@ class CandidateRun {
     double wall_sum = 0;
     int calls = 0;
     int next_first = 0, last_iters = 0;
+    // What the host's threads did meanwhile, from /proc: the main thread's waits for a CPU in
+    // the bounded batches (`waited`), and every thread's CPU over the whole span (`span0`).
+    const pid_t host = HostOf(pid_);
+    const HostTimes span0 = ReadHostTimes(host);
+    const auto timing_start = Clock::now();
+    HostTimes waited;
+    waited.ok = span0.ok;
     BatchFn batch = [&](int first, int iters, std::vector<double>* ms) -> Status {
       next_first = first + iters;
       last_iters = iters;
       // Generous: the stopping rule sized the batch at ~50 ms from measured call times.
       last_timeout = opt_.call_timeout + milliseconds(static_cast<int64_t>(iters) * 2000);
+      const HostTimes h0 = ReadHostTimes(host);
       auto t0 = Clock::now();
       last_reply = Ask({{"op", "time"}, {"slots", names}, {"buffers", *pool}, {"first", first},
                         {"iters", iters}, {"perturb_seed", perturb_seed}},
@@ -451,6 +460,7 @@ class CandidateRun {
       if (first > 0) {  // warm-up calls are not bounded: they include lazy initialisation
         wall_sum += wall;
         calls += iters;
+        waited += ReadHostTimes(host) - h0;
       }
       // Reported times can never add up to more than the time that passed.
       if (sum > wall * 1.02 + 1.0) return Status::Invalid("reported " + FormatNumber(sum) +
@@ -468,7 +478,13 @@ class CandidateRun {
     // The wall-clock bound: what the clock saw per call, less the measured cost of an empty
     // timed call, cannot be more than twice what the candidate reports.
     double net = calls > 0 ? wall_sum / calls - *noop : 0;
-    auto escaped = [&] { return net > 0.05 && t->summary.median_ms < 0.5 * net; };
+    auto beyond = [&](double gap) { return gap > 0.05 && t->summary.median_ms < 0.5 * gap; };
+    auto escaped = [&] { return beyond(net); };
+    // The same gap had the host's main thread never waited for a CPU.
+    double unqueued = calls > 0 && waited.ok ? net - waited.thread_wait_ms / calls : net;
+    double wait_ms = waited.thread_wait_ms;
+    out_.host_cpu_ms = waited.thread_cpu_ms;
+    out_.host_wait_ms = waited.thread_wait_ms;
     // Load on the machine (compilers, other lanes) slows the host side of every call and
     // stretches the wall clock past what the kernels took; the empty-call calibration may have
     // been measured under another load. A gap that is the candidate's is there every time, load
@@ -479,16 +495,37 @@ class CandidateRun {
       if (!again.ok()) return Infra("the judge failed to calibrate timing: " + again.status().message());
       wall_sum = 0;
       calls = 0;
+      waited = HostTimes{true};
       std::vector<double> ms;
       Status s = batch(next_first, std::max(last_iters, 20), &ms);
       if (s.code() == Code::kInvalidArgument) return Cheat("H08", "timing was tampered with: " + s.message());
       if (!s.ok()) return Failed("timing", "the timed calls", last_reply, last_timeout);
-      net = std::min(net, wall_sum / calls - *again);
+      double round_net = wall_sum / calls - *again;
+      if (round_net < net) wait_ms = waited.thread_wait_ms;
+      net = std::min(net, round_net);
+      if (waited.ok) unqueued = std::min(unqueued, round_net - waited.thread_wait_ms / calls);
     }
     if (escaped()) {
-      return Cheat("H07", "reported " + FormatNumber(t->summary.median_ms) +
-                              " ms per call but the wall clock saw " + FormatNumber(net) +
-                              " ms: work escaped the timer (another stream or thread?)");
+      std::string seen = "reported " + FormatNumber(t->summary.median_ms) +
+                         " ms per call but the wall clock saw " + FormatNumber(net) + " ms";
+      // The machine, not the candidate, may have made the gap: its main thread waited for a
+      // CPU long enough to explain it. That holds only for a host that made no load of its
+      // own (no other busy thread, no child process): never `ok` then, and not `cheat`
+      // either, but not measured, to be evaluated again (infrastructure results are never
+      // stored).
+      const HostTimes span = ReadHostTimes(host) - span0;
+      const double span_ms = MsSince(timing_start);
+      if (span.ok && !beyond(unqueued) && span.others_cpu_ms() <= 20 + 0.1 * span_ms &&
+          !HasChildren(host)) {
+        return Infra("the machine was too busy to time this candidate: it " + seen +
+                     ", and its host waited " + FormatNumber(wait_ms) +
+                     " ms for a CPU during those calls; evaluate it again on a quieter machine");
+      }
+      return Cheat("H07", seen + ": work escaped the timer (another stream or thread?)" +
+                              (span.ok ? "; its host's main thread waited " + FormatNumber(wait_ms) +
+                                             " ms for a CPU, its other threads ran " +
+                                             FormatNumber(span.others_cpu_ms()) + " ms"
+                                       : std::string()));
     }
     for (size_t i = 0; i < names.size(); ++i) {
       if (last_index[i] < 0) continue;  // never timed (fewer calls than slots)
