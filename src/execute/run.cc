@@ -524,7 +524,7 @@ class CandidateRun {
       return Cheat("H07", seen + ": work escaped the timer (another stream or thread?)" +
                               (span.ok ? "; its host's main thread waited " + FormatNumber(wait_ms) +
                                              " ms for a CPU, its other threads ran " +
-                                             FormatNumber(span.others_cpu_ms()) + " ms"
+                                             FormatNumber(std::max(0.0, span.others_cpu_ms())) + " ms"
                                        : std::string()));
     }
     for (size_t i = 0; i < names.size(); ++i) {

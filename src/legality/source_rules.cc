@@ -204,6 +204,13 @@ class SourceRules {
                                                    "getStreamFromPool",
                                                    "setCurrentCUDAStream",
                                                    "cuStreamCreate"};
+    // Driver functions looked up by name (the name a string the rules cannot read) reach
+    // stream creation and every other driver call around the rules above: found on the H200
+    // with a cuStreamCreate whose work the timed stream never saw.
+    static const std::set<std::string> kByName = {"cudaGetDriverEntryPoint",
+                                                  "cudaGetDriverEntryPointByVersion",
+                                                  "cuGetProcAddress", "cuGetProcAddress_v2"};
+    if (kByName.count(last)) return Flag("H07", i, "uses " + q + ", a driver function looked up by name,");
     if (kThreads.count(q) || kThreads.count(last) || StartsWith(last, "cudaGraph") ||
         StartsWith(last, "cuGraph") || ((q == "fork" || q == "vfork") && call)) {
       return Flag("H07", i, "uses " + q);

@@ -71,6 +71,10 @@ TEST(SourceRulesTest, StreamsThreadsAndEscapes) {
   EXPECT_EQ(Findings("void g() {\n  pthread_create(0, 0, 0, 0);\n  auto s = "
                      "at::cuda::getStreamFromPool();\n}\n"),
             "H07:6 H07:7");
+  EXPECT_EQ(Findings("void g(void** f, cudaDriverEntryPointQueryResult* r) {\n"
+                     "  cudaGetDriverEntryPoint(\"cuStr\" \"eamCreate\", f, 0, r);\n"
+                     "  cuGetProcAddress(\"cuLaunchKernel\", f, 12000, 0, 0);\n}\n"),
+            "H07:6 H07:7");
   EXPECT_EQ(Findings("void g() {\n  try { h(); } catch (...) {}\n}\n"), "H03:6");
   EXPECT_EQ(
       Findings("void g() {\n  FILE* f = fopen(\"/x\", \"r\");\n  auto e = getenv(\"X\");\n}\n"),
