@@ -111,9 +111,9 @@ for mode in ("pipelined", "sequential"):
     print("           lane busy: %s of wall" % ", ".join(
         "lane %d %.0f%%" % (i, 100 * ms / r["wall_ms"]) for i, ms in enumerate(lanes)))
     print("           compiled %s extensions, %s of them against the precompiled header; "
-          "problems warmed on idle lanes: %s" % (r.get("compiled", "?"),
-                                                  r.get("compiled_with_pch", "?"),
-                                                  r.get("warmed", "?")))
+          "problems warmed on idle lanes: %s; timed again after load: %s" % (
+              r.get("compiled", "?"), r.get("compiled_with_pch", "?"), r.get("warmed", "?"),
+              r.get("retried", "?")))
     print("           build CPU %.1f s (%.1f s per candidate; precompiled headers %.1f s of it)"
           % (build_cpu_s, build_cpu_s / max(1, r["evaluated"]), pch_s))
     print("           build CPU / %d cores = %.1f s; lane time %.1f s / %d lanes = %.1f s" % (

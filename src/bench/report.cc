@@ -121,6 +121,7 @@ std::string RenderMarkdown(const Metrics& m, const RunInfo& info) {
     << (info.sequential ? " (sequential mode)" : "") << "\n";
   o << "- samples: " << info.samples << " (evaluated now: " << info.evaluated
     << ", reused from the store: " << info.reused << ", identical to another: " << info.deduplicated
+    << (info.retried ? ", timed again after load spoiled the timing: " + std::to_string(info.retried) : "")
     << ")\n- wall time: " << Fixed(info.wall_ms / 1000, 1) << " s\n";
   if (!info.baselines) o << "- baselines off (`--no-baselines`): no speedups\n";
   o << "\nPass@k uses k' = min(k, n) per problem; infra_error samples are not counted. "
@@ -193,6 +194,7 @@ json ResultsJson(const Metrics& m, const RunInfo& info) {
             {"compiled", info.compiled},
             {"compiled_with_pch", info.compiled_with_pch},
             {"warmed", info.warmed},
+            {"retried", info.retried},
             {"lane_busy_ms", info.lane_busy_ms},
             {"warnings", info.warnings}}},
           {"overall", AggregateJson(m.overall)},

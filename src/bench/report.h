@@ -43,6 +43,7 @@ struct RunInfo {
   size_t compiled = 0;        // extensions compiled in this run (cache hits excluded)
   size_t compiled_with_pch = 0;  // of those, against a precompiled torch/extension.h
   size_t warmed = 0;          // problems prepared ahead on idle lanes (reference, baselines)
+  size_t retried = 0;         // timed again once no build ran (the first timing spoiled by load)
   std::vector<double> lane_busy_ms;  // wall time inside Execute and lane warm-ups, per lane
   std::vector<std::string> warnings;
 };

@@ -218,6 +218,7 @@ int RunBench(const BenchFlags& f) {
     info.build_busy_ms = st.build_busy_ms;
     info.lane_busy_ms = st.lane_busy_ms;
     info.warmed = st.warmed;
+    info.retried = st.retried;
   }
 
   std::vector<bench::SampleRecord> done;
@@ -243,7 +244,8 @@ int RunBench(const BenchFlags& f) {
   bench::Metrics m = bench::Compute(samples, {.k = f.k});
   std::cout << bench::RenderText(bench::SummaryTable(m));
   std::cout << "samples " << info.samples << ": evaluated " << info.evaluated << ", reused "
-            << info.reused << ", identical " << info.deduplicated << "; wall "
+            << info.reused << ", identical " << info.deduplicated
+            << (info.retried ? ", timed again " + std::to_string(info.retried) : "") << "; wall "
             << bench::Duration(info.wall_ms / 1000) << "\n";
   Status ws = bench::WriteOutputs(f.out, m, info, done);
   if (!ws.ok()) {

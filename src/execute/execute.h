@@ -74,6 +74,10 @@ struct ExecOptions {
   std::chrono::milliseconds call_timeout{std::chrono::seconds(60)};  // one forward call
 };
 
+// The diagnostic code of an infra_error whose timing the machine's load spoiled (the host
+// waited for a CPU long enough to explain a wall-clock gap): worth trying again when quieter.
+inline constexpr const char* kBusyCode = "busy";
+
 enum class Outcome { kOk, kFormatError, kCompileError, kRuntimeError, kTimeout, kIncorrect, kCheat,
                      kInfraError };
 

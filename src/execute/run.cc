@@ -517,9 +517,14 @@ class CandidateRun {
       const double span_ms = MsSince(timing_start);
       if (span.ok && !beyond(unqueued) && span.others_cpu_ms() <= 20 + 0.1 * span_ms &&
           !HasChildren(host)) {
-        return Infra("the machine was too busy to time this candidate: it " + seen +
-                     ", and its host waited " + FormatNumber(wait_ms) +
-                     " ms for a CPU during those calls; evaluate it again on a quieter machine");
+        out_.outcome = Outcome::kInfraError;
+        out_.diagnostics.push_back(Diag("timing", kBusyCode,
+                                        "the machine was too busy to time this candidate: it " +
+                                            seen + ", and its host waited " +
+                                            FormatNumber(wait_ms) +
+                                            " ms for a CPU during those calls",
+                                        0, "Evaluate it again on a quieter machine."));
+        return false;
       }
       return Cheat("H07", seen + ": work escaped the timer (another stream or thread?)" +
                               (span.ok ? "; its host's main thread waited " + FormatNumber(wait_ms) +

@@ -42,7 +42,16 @@ struct Entry {
   Job job;
   std::string key;
   std::vector<DoneFn> waiters;
+  bool retried = false;
 };
+
+bool SpoiledByLoad(const Verdict& v) {
+  if (v.status != VerdictStatus::kInfraError) return false;
+  for (const auto& d : v.diagnostics) {
+    if (d.code == execute::kBusyCode) return true;
+  }
+  return false;
+}
 using EntryPtr = std::shared_ptr<Entry>;
 
 }  // namespace
@@ -125,6 +134,7 @@ class Pipeline::Impl {
     s.evaluated = evaluated_;
     s.by_status = by_status_;
     s.warmed = warmed_;
+    s.retried = retried_;
     s.lane_busy_ms = lane_busy_ms_;
     s.build_busy_ms = build_busy_ms_;
     s.wall_ms = MsBetween(start_, stopping_ ? end_ : Clock::now());
@@ -161,12 +171,17 @@ class Pipeline::Impl {
           ready_cv_.notify_one();
         }
       }
+      {
+        std::lock_guard<std::mutex> lk(mu_);
+        ++building_;
+      }
       auto t0 = Clock::now();
       eval::Prepared p = stages_->Prepare(e->job.problem, e->job.text);
       {
         std::lock_guard<std::mutex> lk(mu_);
         build_busy_ms_ += MsBetween(t0, Clock::now());
         ++evaluated_;
+        if (--building_ == 0) ready_cv_.notify_all();  // a retry may be due now
       }
       if (p.final) {  // scored and stored without a lane (Evaluator's contract)
         Deliver(e, stages_->Execute(std::move(p), 0), false);
@@ -181,22 +196,48 @@ class Pipeline::Impl {
     }
   }
 
+  // A job waiting in retry_ may run: no build is running (the load that spoiled its timing
+  // was theirs), or it has waited long enough.
+  bool RetryDue() const {
+    return !retry_.empty() &&
+           ((building_ == 0 && intake_.empty()) || Clock::now() >= retry_.front().second);
+  }
+
   void ExecLoop(int lane) {
     while (true) {
       Ready r;
       std::filesystem::path warm;
+      EntryPtr again;
       {
         std::unique_lock<std::mutex> lk(mu_);
-        ready_cv_.wait(lk, [this] { return stopping_ || !ready_.empty() || !warm_.empty(); });
-        if (ready_.empty()) {
-          if (stopping_) return;  // warm-ups not yet started are dropped: nothing needs them
-          warm = warm_.front();
-          warm_.pop_front();
-        } else {
+        auto wake = [this] { return stopping_ || !ready_.empty() || !warm_.empty() || RetryDue(); };
+        while (!wake()) {
+          if (retry_.empty()) {
+            ready_cv_.wait(lk);
+          } else {
+            ready_cv_.wait_until(lk, retry_.front().second);
+          }
+        }
+        if (!ready_.empty()) {
           r = std::move(ready_.front());
           ready_.pop_front();
           ready_space_.notify_one();
+        } else if (RetryDue()) {
+          again = retry_.front().first;
+          retry_.pop_front();
+          ++retried_;
+        } else if (stopping_) {
+          return;  // warm-ups not yet started are dropped: nothing needs them
+        } else {
+          warm = warm_.front();
+          warm_.pop_front();
         }
+      }
+      if (again) {
+        eval::Prepared p = stages_->Prepare(again->job.problem, again->job.text);  // cached
+        Verdict v = p.final ? stages_->Execute(std::move(p), lane) : TimedExecute(std::move(p), lane);
+        Deliver(again, v, false);
+        continue;
       }
       if (!warm.empty()) {
         auto t0 = Clock::now();
@@ -206,7 +247,15 @@ class Pipeline::Impl {
         ++warmed_;
         continue;
       }
-      Deliver(r.entry, TimedExecute(std::move(r.prepared), lane), false);
+      Verdict v = TimedExecute(std::move(r.prepared), lane);
+      if (opt_.retry_busy && !r.entry->retried && SpoiledByLoad(v)) {
+        std::lock_guard<std::mutex> lk(mu_);
+        r.entry->retried = true;
+        retry_.emplace_back(r.entry, Clock::now() + opt_.retry_after);
+        ready_cv_.notify_all();
+        continue;
+      }
+      Deliver(r.entry, v, false);
     }
   }
 
@@ -246,12 +295,15 @@ class Pipeline::Impl {
   std::deque<EntryPtr> intake_;
   std::deque<Ready> ready_;
   std::deque<std::filesystem::path> warm_;  // problems to prepare on an idle lane
+  std::deque<std::pair<EntryPtr, Clock::time_point>> retry_;  // spoiled by load; retry by then
+  int building_ = 0;                        // Prepare calls running
   std::set<std::string> warm_seen_;         // every problem ever queued there
   std::map<std::string, EntryPtr> inflight_;
   size_t unfinished_ = 0;  // accepted distinct jobs whose callbacks have not all returned
   bool closed_ = false, stopping_ = false, joined_ = false;
   Clock::time_point end_;
-  size_t submitted_ = 0, deduplicated_ = 0, done_ = 0, from_store_ = 0, evaluated_ = 0, warmed_ = 0;
+  size_t submitted_ = 0, deduplicated_ = 0, done_ = 0, from_store_ = 0, evaluated_ = 0, warmed_ = 0,
+         retried_ = 0;
   std::map<std::string, size_t> by_status_;
   std::vector<double> lane_busy_ms_;
   double build_busy_ms_ = 0;

@@ -4,6 +4,9 @@
 //                                   │ final verdicts (format/cheat/compile) are scored here
 //                                   ▼
 //                             [ready queue] ─► one executor thread per lane (Execute)
+//                                                    │ timing spoiled by load: once more when
+//                                                    ▼ no build runs (PipelineOptions)
+//                                               [retry queue]
 //
 // Both queues are bounded: a full intake queue blocks Submit (or fails TrySubmit), and a full
 // ready queue blocks the build threads, so builds run at most `queue_capacity` candidates ahead
@@ -54,6 +57,12 @@ struct PipelineOptions {
   // the reference, times the baselines), work the first candidate of each problem would
   // otherwise do on the lane after its build. Keeps lanes busy while the first builds run.
   bool warm_lanes = true;
+  // A verdict whose timing load on the machine spoiled (infra_error with the diagnostic
+  // execute::kBusyCode: the compilers kept the candidate's host from a CPU) is not delivered
+  // but evaluated once more on a lane (the artifact is cached) as soon as no build is running,
+  // or after `retry_after` at the latest. Its second verdict is delivered, whatever it is.
+  bool retry_busy = true;
+  std::chrono::milliseconds retry_after{30000};
 };
 
 // The three Evaluator calls the pipeline needs, so tests can run it on a fake.
@@ -83,6 +92,7 @@ struct Stats {
   size_t evaluated = 0;                     // of those, evaluated now (Prepare ran)
   std::map<std::string, size_t> by_status;  // done jobs by VerdictStatus name
   size_t warmed = 0;                        // problems prepared ahead on idle lanes
+  size_t retried = 0;                       // jobs evaluated again after a busy machine
   std::vector<double> lane_busy_ms;         // time inside Execute and Warm, per lane
   double build_busy_ms = 0;                 // time inside Prepare, all build threads summed
   double wall_ms = 0;                       // since the Pipeline was constructed

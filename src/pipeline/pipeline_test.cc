@@ -5,6 +5,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <future>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -73,11 +74,29 @@ struct FakeStages : Stages {
       std::lock_guard<std::mutex> g(mu);
       lanes_used.insert(lane);
     }
+    int n;
+    {
+      std::lock_guard<std::mutex> g(mu);
+      n = ++executions[p.text];
+    }
     if (on_execute) on_execute(p.text);
     Verdict v;
     v.status = p.text.rfind("wrong", 0) == 0 ? VerdictStatus::kIncorrect : VerdictStatus::kOk;
+    // "busyonce": its first timing is spoiled by load; "busyalways": every one is.
+    if (p.text == "busyalways" || (p.text == "busyonce" && n == 1)) {
+      v.status = VerdictStatus::kInfraError;
+      Diagnostic d;
+      d.stage = "timing";
+      d.code = execute::kBusyCode;
+      v.diagnostics.push_back(d);
+    }
     Leave();
     return v;
+  }
+  std::map<std::string, int> executions;  // per text
+  int Executions(const std::string& text) {
+    std::lock_guard<std::mutex> g(mu);
+    return executions[text];
   }
   std::vector<std::string> warms;  // problems, in the order Warm was called
   void Warm(const std::filesystem::path& problem, int) override {
@@ -195,6 +214,85 @@ TEST(Pipeline, BuildsOverlapExecutionOfEarlierJobs) {
   p.Close();
   EXPECT_TRUE(overlapped);
   EXPECT_GT(p.stats().lane_busy_ms[0], 0.0);
+}
+
+TEST(Pipeline, ATimingSpoiledByLoadRunsOnceMoreWhenNoBuildRuns) {
+  auto fake = std::make_unique<FakeStages>();
+  FakeStages* f = fake.get();
+  Gate build_started, build_may_end;
+  f->on_prepare = [&](const std::string& t) {
+    if (t == "slow") {
+      build_started.Open();
+      build_may_end.Wait();
+    }
+  };
+  f->on_execute = [&](const std::string& t) {
+    if (t == "busyonce") build_started.Wait();  // its first timing ends while "slow" builds
+  };
+  Collector c;
+  Pipeline p(std::move(fake), {.build_threads = 1, .queue_capacity = 4});
+  ASSERT_TRUE(p.Submit({"p.py", "busyonce"}, c.Fn()));
+  ASSERT_TRUE(p.Submit({"p.py", "slow"}, c.Fn()));
+  ASSERT_TRUE(build_started.Wait());
+  for (int i = 0; i < 200 && f->Executions("busyonce") < 1; ++i) std::this_thread::sleep_for(5ms);
+  std::this_thread::sleep_for(100ms);
+  // Spoiled, held back (not delivered) and not tried again while a build runs.
+  EXPECT_EQ(f->Executions("busyonce"), 1);
+  {
+    std::lock_guard<std::mutex> g(c.mu);
+    EXPECT_TRUE(c.got.empty());
+  }
+  build_may_end.Open();
+  p.Close();
+  EXPECT_EQ(f->Executions("busyonce"), 2);
+  EXPECT_EQ(f->prepares.load(), 3);  // the retry prepares again (a cache hit in real life)
+  ASSERT_EQ(c.got.size(), 2u);
+  EXPECT_EQ(c.got[0].first, "ok");
+  EXPECT_EQ(c.got[1].first, "ok");
+  EXPECT_EQ(p.stats().retried, 1u);
+  EXPECT_EQ(p.stats().by_status.count("infra_error"), 0u);
+}
+
+TEST(Pipeline, ASecondSpoiledTimingIsDeliveredAndRetryCanBeOff) {
+  for (bool retry : {true, false}) {
+    auto fake = std::make_unique<FakeStages>();
+    FakeStages* f = fake.get();
+    Collector c;
+    Pipeline p(std::move(fake), {.build_threads = 1, .queue_capacity = 4, .retry_busy = retry});
+    ASSERT_TRUE(p.Submit({"p.py", "busyalways"}, c.Fn()));
+    p.Close();
+    EXPECT_EQ(f->Executions("busyalways"), retry ? 2 : 1);
+    ASSERT_EQ(c.got.size(), 1u);
+    EXPECT_EQ(c.got[0].first, "infra_error");
+    EXPECT_EQ(p.stats().retried, retry ? 1u : 0u);
+  }
+}
+
+TEST(Pipeline, ARetryWaitsForBuildsNoLongerThanRetryAfter) {
+  auto fake = std::make_unique<FakeStages>();
+  FakeStages* f = fake.get();
+  Gate build_started, build_may_end, retried;
+  f->on_prepare = [&](const std::string& t) {
+    if (t == "slow") {
+      build_started.Open();
+      build_may_end.Wait(10000ms);
+    }
+  };
+  f->on_execute = [&](const std::string& t) {
+    if (t != "busyonce") return;
+    if (f->Executions("busyonce") == 1) build_started.Wait();
+    else retried.Open();
+  };
+  Collector c;
+  Pipeline p(std::move(fake), {.build_threads = 1, .queue_capacity = 4,
+                               .retry_after = std::chrono::milliseconds(50)});
+  ASSERT_TRUE(p.Submit({"p.py", "busyonce"}, c.Fn()));
+  ASSERT_TRUE(p.Submit({"p.py", "slow"}, c.Fn()));
+  EXPECT_TRUE(retried.Wait(5000ms));  // while "slow" still builds
+  build_may_end.Open();
+  p.Close();
+  ASSERT_EQ(c.got.size(), 2u);
+  EXPECT_EQ(c.got[0].first, "ok");
 }
 
 TEST(Pipeline, EveryLaneGetsWork) {
