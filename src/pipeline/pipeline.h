@@ -14,7 +14,8 @@
 // candidate text) that are in flight together are evaluated once; each caller gets the verdict.
 // With `reuse_stored`, a verdict already in the store is returned without any work.
 //
-// Used by `kforge bench` and by the reward service; neither needs to know about threads.
+// Used by `kforge bench`, which needs to know nothing about threads. (The reward service's
+// embedded engine, src/queue/local_engine.cc, has build and execute loops of its own.)
 #pragma once
 
 #include <chrono>
