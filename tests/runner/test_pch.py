@@ -54,10 +54,10 @@ class PchTest(unittest.TestCase):
                 self.inc, "-fPIC", "-std=c++17", *extra, "-c", os.path.join(d, "main.cpp"), "-o",
                 "main.o", "-O2"]
 
-    def compile(self, name, ext_name, extra=(), exists_ok=False):
+    def compile(self, name, ext_name, extra=()):
         """Compiles main.cpp in its own build folder the way torch's ninja file does."""
         d = os.path.join(self.tmp.name, name)
-        os.makedirs(d, exist_ok=exists_ok)
+        os.makedirs(d)
         cmd = [sys.executable, PCH_PY, "cxx"] + self.main_args(d, ext_name, extra)
         r = subprocess.run(cmd, cwd=d, env=self.env, capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -154,23 +154,41 @@ class PchTest(unittest.TestCase):
         self.assertEqual(len(pch._makers), 1)
         _, err = proc.communicate(timeout=120)
         self.assertEqual(proc.returncode, 0, err)
+        pch._makers[0].wait(timeout=60)
         with open(os.path.join(d, "main.o"), "rb") as f:
             self.assertEqual(f.read(), obj0)
         self.assertEqual(pch.after_build(d, True), "used")
 
     def test_no_wait_without_a_cuda_cu_or_where_no_pch_is_made(self):
-        for wait, cuda in (("60", False), ("", True)):
-            self.env["KFORGE_PCH_WAIT_S"] = wait
-            name = "b%s%d" % (wait, cuda)
-            d = os.path.join(self.tmp.name, name)
-            os.makedirs(d)
-            if cuda:
-                open(os.path.join(d, "cuda.cu"), "w").close()
-            t0 = time.monotonic()
-            _, _, want = self.compile(name, "e1", exists_ok=True)
-            self.assertFalse(want["used"])
-            self.assertLess(time.monotonic() - t0, 1.9)  # did not wait for a maker to start
-            self.assertFalse(os.path.exists(self.root))  # and nothing made one
+        key = "k" * 32
+        d = os.path.join(self.tmp.name, "b")
+        os.makedirs(d)
+        cwd = os.getcwd()
+        os.chdir(d)  # the wrapper runs in the build folder
+        try:
+            os.environ["KFORGE_PCH_WAIT_S"] = "60"
+            self.assertFalse(pch._worth_waiting(self.root, key))  # no cuda.cu: nothing to hide behind
+            open("cuda.cu", "w").close()
+            self.assertTrue(pch._worth_waiting(self.root, key))
+            os.makedirs(os.path.join(self.root, key + ".failed"))
+            self.assertFalse(pch._worth_waiting(self.root, key))  # it failed once: never again
+            self.assertTrue(pch._worth_waiting(self.root, "j" * 32))
+            os.environ["KFORGE_PCH_WAIT_S"] = ""  # a worker that makes no PCHs
+            self.assertFalse(pch._worth_waiting(self.root, "j" * 32))
+        finally:
+            os.environ.pop("KFORGE_PCH_WAIT_S", None)
+            os.chdir(cwd)
+        # configure() sets the wait only where the worker makes missing PCHs.
+        pch.configure(self.root, make_missing=True)
+        self.assertEqual(os.environ.get("KFORGE_PCH_WAIT_S"), str(pch.WAIT_S))
+        pch.configure(self.root, make_missing=False)
+        self.assertIsNone(os.environ.get("KFORGE_PCH_WAIT_S"))
+        pch.configure("")
+        # And a compile that is not worth a wait asks for the PCH and goes on without it.
+        self.env["KFORGE_PCH_WAIT_S"] = "60"
+        _, _, want = self.compile("b2", "e1")
+        self.assertFalse(want["used"])
+        self.assertFalse(os.path.exists(os.path.join(self.root, want["key"])))
 
     def test_changed_headers_are_never_read_from_an_old_pch(self):
         d1, _, want1 = self.compile("b1", "e1")
