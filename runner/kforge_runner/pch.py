@@ -32,7 +32,7 @@ import time
 WANT_FILE = "kforge-pch-want.json"
 MAX_PCHS = 4  # each is 0.3-0.7 GB; candidates almost all share one or two flag sets
 # The longest a main.cpp compile waits for its PCH to be made: 27 s on an idle H200 host,
-# about half again under a full load of builds; nvcc on cuda.cu takes longer still.
+# 36.5 s under a full load of builds; nvcc on cuda.cu takes longer still.
 WAIT_S = 75
 _HEADER = os.path.join("torch", "extension.h")
 _original_cxx = None
@@ -126,7 +126,8 @@ def _worth_waiting(root, key):
     """Whether this main.cpp should wait for its PCH, which the worker starts as soon as it
     reads the note: only where the worker makes PCHs at all (KFORGE_PCH_WAIT_S), no attempt at
     this one failed, and the build also compiles a cuda.cu. nvcc on it takes longer than making
-    the PCH, so the wait costs the build no time, and main.cpp then costs a third of the CPU."""
+    the PCH, so the wait costs the build no time, and main.cpp then costs less than half the
+    CPU."""
     if float(os.environ.get("KFORGE_PCH_WAIT_S") or 0) <= 0 or not os.path.isfile("cuda.cu"):
         return False
     if os.path.exists(os.path.join(root, key + ".failed")):
