@@ -128,15 +128,22 @@ def _worth_waiting(root, key):
     this one failed, and the build also compiles a cuda.cu. nvcc on it takes longer than making
     the PCH, so the wait costs the build no time, and main.cpp then costs less than half the
     CPU."""
-    if float(os.environ.get("KFORGE_PCH_WAIT_S") or 0) <= 0 or not os.path.isfile("cuda.cu"):
-        return False
-    if os.path.exists(os.path.join(root, key + ".failed")):
-        return False
+    return _wait_limit() > 0 and os.path.isfile("cuda.cu") and _may_make(root, key)
+
+
+def _wait_limit():
+    return float(os.environ.get("KFORGE_PCH_WAIT_S") or 0)
+
+
+def _may_make(root, key):
+    """Whether the PCH for `key` can still be made: it does not exist, no attempt at it failed,
+    and `root` holds fewer than MAX_PCHS."""
     try:
         have = [n for n in os.listdir(root) if len(n) == 32]
     except OSError:
         have = []
-    return len(have) < MAX_PCHS
+    return (key not in have and len(have) < MAX_PCHS and
+            not os.path.exists(os.path.join(root, key + ".failed")))
 
 
 def _held(lock_path):
@@ -161,7 +168,7 @@ def _wait_for(root, key, start_s=2.0):
     until it lets go or KFORGE_PCH_WAIT_S has passed. True when the PCH exists."""
     gch = os.path.join(root, key, _HEADER + ".gch")
     lock = os.path.join(root, key + ".lock")
-    limit = float(os.environ.get("KFORGE_PCH_WAIT_S") or 0)
+    limit = _wait_limit()
     t0 = time.monotonic()
     seen = False
     while not os.path.isfile(gch):
@@ -268,14 +275,7 @@ def _make(want):
     global _makers
     _makers = [p for p in _makers if p.poll() is None]  # reaps finished ones
     root = os.environ.get("KFORGE_PCH_DIR")
-    if not root or want["key"] in _started:
-        return
-    try:
-        have = [n for n in os.listdir(root) if len(n) == 32]
-    except OSError:
-        have = []
-    if want["key"] in have or len(have) >= MAX_PCHS or os.path.exists(
-            os.path.join(root, want["key"] + ".failed")):
+    if not root or want["key"] in _started or not _may_make(root, want["key"]):
         return
     _started.add(want["key"])
     _makers.append(subprocess.Popen(
