@@ -480,8 +480,12 @@ class CandidateRun {
     double net = calls > 0 ? wall_sum / calls - *noop : 0;
     auto beyond = [&](double gap) { return gap > 0.05 && t->summary.median_ms < 0.5 * gap; };
     auto escaped = [&] { return beyond(net); };
-    // The same gap had the host's main thread never waited for a CPU.
-    double unqueued = calls > 0 && waited.ok ? net - waited.thread_wait_ms / calls : net;
+    // A gap as it would be had the host's main thread never waited for a CPU in the batch(es)
+    // that measured it.
+    auto unqueued_of = [&](double gap) {
+      return calls > 0 && waited.ok ? gap - waited.thread_wait_ms / calls : gap;
+    };
+    double unqueued = unqueued_of(net);
     double wait_ms = waited.thread_wait_ms;
     out_.host_cpu_ms = waited.thread_cpu_ms;
     out_.host_wait_ms = waited.thread_wait_ms;
@@ -503,7 +507,7 @@ class CandidateRun {
       double round_net = wall_sum / calls - *again;
       if (round_net < net) wait_ms = waited.thread_wait_ms;
       net = std::min(net, round_net);
-      if (waited.ok) unqueued = std::min(unqueued, round_net - waited.thread_wait_ms / calls);
+      if (waited.ok) unqueued = std::min(unqueued, unqueued_of(round_net));
     }
     if (escaped()) {
       std::string seen = "reported " + FormatNumber(t->summary.median_ms) +
