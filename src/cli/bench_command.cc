@@ -300,23 +300,8 @@ Command BenchCommand() {
                       "lanes wait for built candidates instead of loading problems and timing "
                       "baselines ahead (for comparison)");
         app->add_flag("--no-reuse", f->no_reuse, "evaluate again even when a verdict is stored");
-        app->add_flag(
-            "--no-baselines", f->eval.no_baselines,
-            "skip timing eager and torch.compile (no speedups: Faster Rate and fast_p>0 are 0)");
-        app->add_option("--trials", f->eval.trials, "seeded correctness trials")
-            ->check(CLI::Range(1, 100));
         app->add_option("--seed", f->eval.seed, "secret seed (default: fresh from the OS)");
-        app->add_option("--timing-budget-ms", f->eval.timing_budget_ms,
-                        "sampled time after which timing stops even if noisy")
-            ->check(CLI::PositiveNumber);
-        app->add_option("--call-timeout-s", f->eval.call_timeout_s,
-                        "one forward call longer is timeout (60)")
-            ->check(CLI::Range(1, 3600));
-        app->add_option("--load-timeout-s", f->eval.load_timeout_s,
-                        "import and construction limit (120)")
-            ->check(CLI::Range(1, 3600));
-        app->add_flag("--allow-libraries", f->eval.allow_libraries,
-                      "allow cuBLAS/cuDNN/CUTLASS and ATen compute called from kernel sources");
+        AddVerdictFlags(app, &f->eval);
         app->add_option("--progress-interval-s", f->progress_interval_s,
                         "seconds between progress lines (default 0.5 on a terminal, else 30)");
         return [f] { return RunBench(*f); };

@@ -19,15 +19,7 @@ void AddEngineFlags(CLI::App* app, EvalFlags* f) {
   app->add_option("--devices", f->devices,
                   "GPU indices I,J,..., one execution lane each (default: 0)")
       ->delimiter(',');
-  app->add_option("--trials", f->trials, "seeded correctness trials")->check(CLI::Range(1, 100));
-  app->add_flag("--no-baselines", f->no_baselines, "skip timing eager and torch.compile");
-  app->add_option("--timing-budget-ms", f->timing_budget_ms, "timing budget per candidate")
-      ->check(CLI::PositiveNumber);
-  app->add_option("--call-timeout-s", f->call_timeout_s, "one candidate call longer is timeout")
-      ->check(CLI::Range(1, 3600));
-  app->add_option("--load-timeout-s", f->load_timeout_s, "importing and constructing ModelNew")
-      ->check(CLI::Range(1, 3600));
-  app->add_flag("--allow-libraries", f->allow_libraries, "allow cuBLAS/cuDNN/ATen compute");
+  AddVerdictFlags(app, f);
 }
 
 const std::atomic<bool>& StopOnSignals() {

@@ -16,7 +16,6 @@ struct EvalCommandFlags {
   std::string problem;
   std::vector<std::string> candidates;
   bool json = false;
-  double atol = -1, rtol = -1;
   EvalFlags eval;
 };
 
@@ -50,8 +49,6 @@ int RunEval(const EvalCommandFlags& f) {
     return kExitUsage;
   }
   eval::EvalOptions opt = ToEvalOptions(f.eval);
-  if (f.atol >= 0) opt.exec.atol["float32"] = f.atol;
-  if (f.rtol >= 0) opt.exec.rtol["float32"] = f.rtol;
 
   auto ev = eval::Evaluator::Create(opt);
   if (!ev.ok()) {
@@ -97,28 +94,12 @@ Command EvalCommand() {
                             "Python interpreter with PyTorch (default: $KFORGE_PYTHON, python3, "
                             "/usr/bin/python3)");
             app->add_flag("--json", f->json, "print only the verdict JSON");
-            app->add_option("--trials", f->eval.trials, "seeded correctness trials")
-                ->check(CLI::Range(1, 100));
             app->add_option("--seed", f->eval.seed, "secret seed (default: fresh from the OS)");
-            app->add_option("--atol", f->atol, "absolute tolerance for float32 outputs (1e-4)");
-            app->add_option("--rtol", f->rtol, "relative tolerance for float32 outputs (1e-4)");
+            AddVerdictFlags(app, &f->eval);
             app->add_option("--device", f->eval.device, "GPU index")->check(CLI::NonNegativeNumber);
             app->add_option("--build-workers", f->eval.build_workers,
                             "concurrent compiles (default: one per core)");
             app->add_option("--cache", f->eval.cache_dir, "cache folder (default: ~/.cache/kforge)");
-            app->add_flag("--no-baselines", f->eval.no_baselines,
-                          "skip timing eager and torch.compile references");
-            app->add_option("--timing-budget-ms", f->eval.timing_budget_ms,
-                            "sampled time after which timing stops even if noisy")
-                ->check(CLI::PositiveNumber);
-            app->add_option("--call-timeout-s", f->eval.call_timeout_s,
-                            "a candidate call running longer than this ends as timeout (60)")
-                ->check(CLI::Range(1, 3600));
-            app->add_option("--load-timeout-s", f->eval.load_timeout_s,
-                            "importing the candidate and building ModelNew, builds excluded (120)")
-                ->check(CLI::Range(1, 3600));
-            app->add_flag("--allow-libraries", f->eval.allow_libraries,
-                          "allow cuBLAS/cuDNN/CUTLASS and ATen compute called from kernel sources");
             return [f] { return RunEval(*f); };
           }};
 }

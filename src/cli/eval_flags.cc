@@ -25,11 +25,37 @@ eval::EvalOptions ToEvalOptions(const EvalFlags& f) {
   opt.baselines = !f.no_baselines;
   opt.exec.trials = f.trials;
   opt.exec.seed = f.seed;
+  if (f.atol >= 0) opt.exec.atol["float32"] = f.atol;
+  if (f.rtol >= 0) opt.exec.rtol["float32"] = f.rtol;
   opt.exec.timing.budget_ms = f.timing_budget_ms;
   opt.exec.call_timeout = std::chrono::seconds(f.call_timeout_s);
   opt.exec.load_timeout = std::chrono::seconds(f.load_timeout_s);
   opt.exec.allow_libraries = f.allow_libraries;
   return opt;
+}
+
+void AddVerdictFlags(CLI::App* app, EvalFlags* f) {
+  app->add_option("--trials", f->trials, "seeded correctness trials (5)")
+      ->check(CLI::Range(1, 100));
+  app->add_option("--atol", f->atol,
+                  "absolute tolerance for float32 outputs (1e-4; KernelBench v0 used 1e-2)")
+      ->check(CLI::NonNegativeNumber);
+  app->add_option("--rtol", f->rtol,
+                  "relative tolerance for float32 outputs (1e-4; KernelBench v0 used 1e-2)")
+      ->check(CLI::NonNegativeNumber);
+  app->add_flag("--no-baselines", f->no_baselines,
+                "skip timing eager and torch.compile (no speedups: Faster Rate and fast_p>0 are 0)");
+  app->add_option("--timing-budget-ms", f->timing_budget_ms,
+                  "sampled time after which timing stops even if noisy (2000)")
+      ->check(CLI::PositiveNumber);
+  app->add_option("--call-timeout-s", f->call_timeout_s,
+                  "a candidate call running longer than this ends as timeout (60)")
+      ->check(CLI::Range(1, 3600));
+  app->add_option("--load-timeout-s", f->load_timeout_s,
+                  "importing the candidate and building ModelNew, builds excluded (120)")
+      ->check(CLI::Range(1, 3600));
+  app->add_flag("--allow-libraries", f->allow_libraries,
+                "allow cuBLAS/cuDNN/CUTLASS and ATen compute called from kernel sources");
 }
 
 }  // namespace kf::cli

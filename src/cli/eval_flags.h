@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "eval/eval.h"
 
 namespace kf::cli {
@@ -20,6 +22,7 @@ struct EvalFlags {
   int build_workers = 0;      // 0: one per core
   int trials = 5;
   uint64_t seed = 0;          // 0: fresh from the OS
+  double atol = -1, rtol = -1;  // float32 tolerances; negative: the judge's (1e-4)
   bool no_baselines = false;
   double timing_budget_ms = 2000;
   int call_timeout_s = 60;
@@ -28,6 +31,11 @@ struct EvalFlags {
 };
 
 eval::EvalOptions ToEvalOptions(const EvalFlags& f);
+
+// The flags that shape a verdict (trials, tolerances, baselines, timing, timeouts, libraries),
+// with one help text each, for every command that evaluates. --seed is the caller's: in
+// `generate` and `mcp` it seeds the model's sampling.
+void AddVerdictFlags(CLI::App* app, EvalFlags* f);
 
 // Online processors (at least 1): the default number of compiles, and of bench's build threads.
 int Cores();

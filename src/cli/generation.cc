@@ -19,22 +19,10 @@ void AddEvalFlags(CLI::App* app, EvalFlags* f) {
       ->check(CLI::IsMember({"cuda", "cpu"}));
   app->add_option("--python", f->python, "Python interpreter with PyTorch");
   app->add_option("--cache", f->cache_dir, "cache folder (default: ~/.cache/kforge)");
-  app->add_option("--trials", f->trials, "seeded correctness trials per candidate")
-      ->check(CLI::Range(1, 100));
   app->add_option("--device", f->device, "GPU index")->check(CLI::NonNegativeNumber);
   app->add_option("--build-workers", f->build_workers,
                   "concurrent compiles (default: one per core)");
-  app->add_flag("--no-baselines", f->no_baselines,
-                "skip timing eager and torch.compile (no speedups)");
-  app->add_option("--timing-budget-ms", f->timing_budget_ms, "timing budget per candidate")
-      ->check(CLI::PositiveNumber);
-  app->add_option("--call-timeout-s", f->call_timeout_s,
-                  "one candidate call longer than this is a timeout")
-      ->check(CLI::Range(1, 3600));
-  app->add_option("--load-timeout-s", f->load_timeout_s, "importing a candidate, builds excluded")
-      ->check(CLI::Range(1, 3600));
-  app->add_flag("--allow-libraries", f->allow_libraries,
-                "allow cuBLAS/cuDNN/CUTLASS from kernel sources");
+  AddVerdictFlags(app, f);
 }
 
 void AddModelFlags(CLI::App* app, ModelSetup* f) {

@@ -24,6 +24,7 @@ struct ServeFlags {
 int RunServe(ServeFlags& f) {
   eval::EvalOptions eo = ToEvalOptions(f.engine);
   f.serve.backend = eo.backend;
+  f.serve.settings = eval::SettingsDigest(eo);
   serve::ProblemRegistry registry;
   for (const auto& dir : f.problems) {
     if (auto s = registry.AddFolder(dir); !s.ok()) {

@@ -34,6 +34,7 @@ int RunWorkerCommand(const WorkerFlags& f) {
   wo.name = f.name;
   wo.cache_dir = eo.cache_dir;
   wo.backend = eo.backend;
+  wo.settings = eval::SettingsDigest(eo);
   wo.reclaim_idle = std::chrono::milliseconds(f.reclaim_idle_ms);
   wo.max_deliveries = f.max_deliveries;
   wo.max_jobs = f.max_jobs;

@@ -143,6 +143,14 @@ class Evaluator::Impl {
                                  const execute::ProblemInfo& p);
   Prepared Prepare(const fs::path& problem_path, const std::string& text);
   Verdict Execute(Prepared p, LaneState& ls);
+  // The store's key (VerdictKey) for this problem and candidate under this evaluator's
+  // settings and environment; "" when the toolchain cannot be fingerprinted (nothing is then
+  // stored or looked up).
+  std::string StoreKey(const std::string& problem_hash, const std::string& candidate_hash);
+
+  std::string settings_digest;  // SettingsDigest(opt), fixed at creation
+  std::mutex env_mu;
+  std::optional<json> environment;  // GUARDED_BY(env_mu): toolchain and device model
   Verdict Finish(Prepared& p, VerdictStatus s);
 };
 
@@ -265,7 +273,7 @@ Prepared Evaluator::Impl::Prepare(const fs::path& problem_path, const std::strin
     return final_as(VerdictStatus::kInfraError);
   }
   v.problem_hash = Sha256Hex(*problem_src);
-  p.job_key = JobKey(v.problem_hash, v.candidate_hash, opt.backend);
+  p.job_key = StoreKey(v.problem_hash, v.candidate_hash);
 
   // extract
   auto t0 = Clock::now();
@@ -458,6 +466,7 @@ Evaluator::~Evaluator() = default;
 Result<std::unique_ptr<Evaluator>> Evaluator::Create(const EvalOptions& opt) {
   auto impl = std::make_unique<Impl>();
   impl->opt = opt;
+  impl->settings_digest = SettingsDigest(opt);
   std::error_code ec;
   fs::create_directories(opt.cache_dir, ec);
   if (ec) return Status::IoError("cannot create " + opt.cache_dir.string() + ": " + ec.message());
@@ -567,15 +576,22 @@ std::optional<Verdict> Evaluator::Lookup(const fs::path& problem_path,
                                          const std::string& candidate_text) {
   auto src = ReadFile(problem_path);
   if (!src.ok()) return std::nullopt;
-  auto v = impl_->store->GetVerdict(
-      JobKey(Sha256Hex(*src), Sha256Hex(candidate_text), impl_->opt.backend));
+  std::string key = impl_->StoreKey(Sha256Hex(*src), Sha256Hex(candidate_text));
+  if (key.empty()) return std::nullopt;
+  auto v = impl_->store->GetVerdict(key);
   if (!v.ok() || !v->has_value()) return std::nullopt;
   return **v;
 }
 
-std::string JobKey(const std::string& problem_hash, const std::string& candidate_hash,
-                   const std::string& backend) {
-  return Sha256Hex(problem_hash + "|" + candidate_hash + "|" + backend);
+std::string Evaluator::Impl::StoreKey(const std::string& problem_hash,
+                                      const std::string& candidate_hash) {
+  std::lock_guard<std::mutex> g(env_mu);
+  if (!environment) {
+    auto fp = builder->Fingerprint();  // a worker's `hello`: no torch import
+    if (!fp.ok()) return "";
+    environment = json{{"toolchain", *fp}, {"device", DeviceModel(opt.backend)}};
+  }
+  return VerdictKey(problem_hash, candidate_hash, settings_digest, *environment);
 }
 
 }  // namespace kf::eval

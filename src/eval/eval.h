@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "common/status.h"
 #include "execute/execute.h"
 #include "extract/extract.h"
@@ -49,7 +51,7 @@ struct Prepared {
   bool final = false;
   std::filesystem::path problem_path;
   std::string text;
-  std::string job_key;  // the store's key: problem, candidate and backend
+  std::string job_key;  // the store's key (VerdictKey); empty when the environment is unknown
   extract::Candidate candidate;
 };
 
@@ -111,8 +113,24 @@ std::string DefaultBackend();
 std::string DefaultPython();
 // "level1/relu" for .../level1/relu.py; the file stem otherwise.
 std::string ProblemId(const std::filesystem::path& problem_path);
-// The store's key for one evaluation.
+// Everything in `opt` that can change a verdict (backend, trials, seed, tolerances, rules,
+// libraries, baselines, timing, timeouts, reward), as JSON. A new option that shapes verdicts
+// is added here and nowhere else.
+nlohmann::json VerdictSettings(const EvalOptions& opt);
+// SHA-256 of VerdictSettings(opt): what jobs carry, so a worker can refuse one queued under
+// other settings than its own.
+std::string SettingsDigest(const EvalOptions& opt);
+// A job's identity in the reward service: problem and candidate contents and the settings.
 std::string JobKey(const std::string& problem_hash, const std::string& candidate_hash,
-                   const std::string& backend);
+                   const std::string& settings_digest);
+// The verdict store's key, used by every command through the Evaluator: the job's identity
+// plus the environment that ran it (toolchain fingerprint: Python, torch, compilers, CUDA
+// arch; and the device model). Verdicts made elsewhere, or with other options, never match.
+std::string VerdictKey(const std::string& problem_hash, const std::string& candidate_hash,
+                       const std::string& settings_digest, const nlohmann::json& environment);
+// The model of the devices a backend runs on: the GPUs' models from the NVIDIA driver's files
+// under `proc` (sorted, distinct, comma-separated), or the CPU's model name.
+std::string DeviceModel(const std::string& backend,
+                        const std::filesystem::path& proc = "/proc");
 
 }  // namespace kf::eval

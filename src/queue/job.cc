@@ -12,14 +12,15 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 JobSpec MakeJob(std::string problem_id, std::string problem_text, std::string candidate,
-                std::string backend) {
+                std::string backend, std::string settings) {
   JobSpec j;
   j.problem_id = std::move(problem_id);
   j.problem_hash = Sha256Hex(problem_text);
   j.problem_text = std::move(problem_text);
   j.candidate = std::move(candidate);
   j.backend = std::move(backend);
-  j.id = eval::JobKey(j.problem_hash, Sha256Hex(j.candidate), j.backend);
+  j.settings = std::move(settings);
+  j.id = eval::JobKey(j.problem_hash, Sha256Hex(j.candidate), j.settings);
   return j;
 }
 
@@ -29,7 +30,8 @@ json JobToJson(const JobSpec& j) {
           {"problem_hash", j.problem_hash},
           {"problem_text", j.problem_text},
           {"candidate", j.candidate},
-          {"backend", j.backend}};
+          {"backend", j.backend},
+          {"settings", j.settings}};
 }
 
 Result<JobSpec> JobFromJson(const json& j) {
@@ -40,7 +42,8 @@ Result<JobSpec> JobFromJson(const json& j) {
                             {"problem_hash", &s.problem_hash},
                             {"problem_text", &s.problem_text},
                             {"candidate", &s.candidate},
-                            {"backend", &s.backend}}) {
+                            {"backend", &s.backend},
+                            {"settings", &s.settings}}) {
     auto it = j.find(key);
     if (it == j.end() || !it->is_string()) {
       return Status::Invalid(std::string("job: missing string field '") + key + "'");
@@ -48,8 +51,8 @@ Result<JobSpec> JobFromJson(const json& j) {
     *field = it->get<std::string>();
   }
   // The id is derived, never trusted: a job whose parts do not hash to it is refused.
-  if (MakeJob(s.problem_id, s.problem_text, s.candidate, s.backend).id != s.id) {
-    return Status::Invalid("job: id does not match its problem, candidate and backend");
+  if (MakeJob(s.problem_id, s.problem_text, s.candidate, s.backend, s.settings).id != s.id) {
+    return Status::Invalid("job: id does not match its problem, candidate and settings");
   }
   return s;
 }

@@ -1,6 +1,6 @@
 // job: what the reward service evaluates, and what it answers. A job's id is eval::JobKey of
-// its problem, candidate and backend, so the same problem and candidate are one job however
-// often and from wherever they are submitted.
+// its problem, candidate and evaluation settings, so the same problem and candidate are one job
+// however often and from wherever they are submitted.
 #pragma once
 
 #include <filesystem>
@@ -15,17 +15,18 @@
 namespace kf::queue {
 
 struct JobSpec {
-  std::string id;            // eval::JobKey(problem_hash, candidate_hash, backend)
+  std::string id;            // eval::JobKey(problem_hash, candidate_hash, settings)
   std::string problem_id;    // "level1/relu", or "inline" for a problem sent as text
   std::string problem_hash;  // SHA-256 of problem_text
   std::string problem_text;  // travels with the job: workers need no access to the server's files
   std::string candidate;     // the candidate or raw model reply
   std::string backend;
+  std::string settings;      // eval::SettingsDigest of the service's evaluation options
 };
 
 // Builds a job (hashes and id) from its parts.
 JobSpec MakeJob(std::string problem_id, std::string problem_text, std::string candidate,
-                std::string backend);
+                std::string backend, std::string settings);
 
 nlohmann::json JobToJson(const JobSpec& j);
 Result<JobSpec> JobFromJson(const nlohmann::json& j);

@@ -6,7 +6,6 @@
 #include <thread>
 
 #include "queue/engine.h"
-#include "store/store.h"
 
 namespace kf::queue {
 namespace {
@@ -16,9 +15,8 @@ constexpr size_t kMaxRemembered = 200'000;
 
 class LocalEngine : public Engine {
  public:
-  LocalEngine(LocalEngineOptions opt, std::unique_ptr<eval::Evaluator> ev,
-              std::unique_ptr<store::Store> store)
-      : opt_(std::move(opt)), ev_(std::move(ev)), store_(std::move(store)) {
+  LocalEngine(LocalEngineOptions opt, std::unique_ptr<eval::Evaluator> ev)
+      : opt_(std::move(opt)), ev_(std::move(ev)) {
     int builders = std::max(1, opt_.eval.build_workers);
     for (int i = 0; i < builders; ++i) threads_.emplace_back([this] { BuildLoop(); });
     for (int i = 0; i < ev_->lanes(); ++i) threads_.emplace_back([this, i] { ExecLoop(i); });
@@ -44,11 +42,16 @@ class LocalEngine : public Engine {
         jobs_.erase(job.id);  // an infrastructure failure is tried again
       }
     }
-    auto stored = store_->GetVerdict(job.id);  // outside the lock: SQLite may wait
+    // Outside the lock: SQLite may wait. The store's key covers the evaluator's settings and
+    // environment too (eval::VerdictKey), so only a verdict made exactly so comes back.
+    std::optional<Verdict> stored;
+    auto path = MaterializeProblem(opt_.eval.cache_dir, job.problem_id, job.problem_hash,
+                                   job.problem_text);
+    if (path.ok()) stored = ev_->Lookup(*path, job.candidate);
     std::lock_guard<std::mutex> g(mu_);
     if (auto v = ViewLocked(job.id); v.state != JobView::State::kUnknown) return v;
-    if (stored.ok() && stored->has_value()) {
-      Remember(job.id, JobResult{**stored, "store", 0});
+    if (stored) {
+      Remember(job.id, JobResult{*stored, "store", 0});
       return ViewLocked(job.id);
     }
     if (in_flight_ >= opt_.max_in_flight) {
@@ -62,19 +65,11 @@ class LocalEngine : public Engine {
     return ViewLocked(job.id);
   }
 
+  // Jobs of this process only: a job id names no store entry (the store's key also covers the
+  // environment), so after a restart a client submits again and gets the stored verdict.
   Result<JobView> Get(const std::string& id) override {
-    {
-      std::lock_guard<std::mutex> g(mu_);
-      if (auto v = ViewLocked(id); v.state != JobView::State::kUnknown) return v;
-    }
-    auto stored = store_->GetVerdict(id);
-    if (!stored.ok()) return stored.status();
-    JobView v;
-    if (stored->has_value()) {
-      v.state = JobView::State::kDone;
-      v.result = JobResult{**stored, "store", 0};
-    }
-    return v;
+    std::lock_guard<std::mutex> g(mu_);
+    return ViewLocked(id);
   }
 
   Result<JobView> Wait(const std::string& id, std::chrono::milliseconds timeout) override {
@@ -191,7 +186,6 @@ class LocalEngine : public Engine {
 
   LocalEngineOptions opt_;
   std::unique_ptr<eval::Evaluator> ev_;
-  std::unique_ptr<store::Store> store_;
   std::mutex mu_;
   std::condition_variable work_cv_;  // build_q_ or exec_q_ gained an item, or quit_
   std::condition_variable done_cv_;  // a job finished
@@ -209,10 +203,7 @@ class LocalEngine : public Engine {
 Result<std::unique_ptr<Engine>> MakeLocalEngine(const LocalEngineOptions& opt) {
   auto ev = eval::Evaluator::Create(opt.eval);
   if (!ev.ok()) return ev.status();
-  auto st = store::Store::Open(opt.eval.cache_dir / "kforge.db");
-  if (!st.ok()) return st.status();
-  return std::unique_ptr<Engine>(
-      new LocalEngine(opt, std::move(ev.value()), std::move(st.value())));
+  return std::unique_ptr<Engine>(new LocalEngine(opt, std::move(ev.value())));
 }
 
 }  // namespace kf::queue

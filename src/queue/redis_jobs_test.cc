@@ -62,18 +62,22 @@ TEST(Entries, DeliveryCountFromXpending) {
 }
 
 TEST(Job, IdIsTheEvalJobKeyAndIsChecked) {
-  JobSpec j = MakeJob("level1/relu", "class Model: pass", "cand", "cpu");
-  EXPECT_EQ(j.id, eval::JobKey(j.problem_hash, Sha256Hex("cand"), "cpu"));
+  JobSpec j = MakeJob("level1/relu", "class Model: pass", "cand", "cpu", "settings-a");
+  EXPECT_EQ(j.id, eval::JobKey(j.problem_hash, Sha256Hex("cand"), "settings-a"));
   auto back = JobFromJson(JobToJson(j));
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(back->candidate, "cand");
-  auto forged = JobToJson(j);
-  forged["candidate"] = "other";
-  EXPECT_FALSE(JobFromJson(forged).ok());
+  EXPECT_EQ(back->settings, "settings-a");
+  for (const char* field : {"candidate", "settings"}) {
+    auto forged = JobToJson(j);
+    forged[field] = "other";
+    EXPECT_FALSE(JobFromJson(forged).ok()) << field;
+  }
+  EXPECT_NE(MakeJob("level1/relu", "class Model: pass", "cand", "cpu", "settings-b").id, j.id);
 }
 
 TEST(Job, ResultRoundTrip) {
-  JobSpec j = MakeJob("level1/relu", "class Model: pass", "cand", "cpu");
+  JobSpec j = MakeJob("level1/relu", "class Model: pass", "cand", "cpu", "s");
   JobResult r = InfraResult(j, "workers died", "w1", 4);
   auto back = ResultFromJson(ResultToJson(r));
   ASSERT_TRUE(back.ok()) << back.status().message();
@@ -85,7 +89,7 @@ TEST(Job, ResultRoundTrip) {
 
 TEST(Job, MaterializeIsContentAddressedAndGivesTheProblemIdBack) {
   auto dir = std::filesystem::temp_directory_path() / ("kf-mat-" + std::to_string(getpid()));
-  JobSpec j = MakeJob("level1/relu", "class Model: pass\n", "cand", "cpu");
+  JobSpec j = MakeJob("level1/relu", "class Model: pass\n", "cand", "cpu", "s");
   auto p = MaterializeProblem(dir, j.problem_id, j.problem_hash, j.problem_text);
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_EQ(eval::ProblemId(*p), "level1/relu");

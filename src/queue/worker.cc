@@ -98,6 +98,14 @@ Status Handle(const WorkerOptions& opt, const std::string& name, RedisJobs& jobs
                     name, 1)
             .verdict;
     publish_now = true;
+  } else if (!opt.settings.empty() && spec.settings != opt.settings) {
+    v = InfraResult(spec,
+                    "the job was queued with other evaluation settings than worker " + name +
+                        " has (its flags: trials, tolerances, timing, policy... must match "
+                        "kforge serve's)",
+                    name, 1)
+            .verdict;
+    publish_now = true;
   } else if (!path.ok()) {
     v = InfraResult(spec, path.status().message(), name, 1).verdict;
   } else if (auto stored = ev->Lookup(*path, spec.candidate)) {

@@ -23,6 +23,9 @@ struct WorkerOptions {
   std::string name;                 // consumer name; default host-pid-role
   std::filesystem::path cache_dir;  // problems sent with jobs are written here
   std::string backend;  // the evaluator's; a job for another backend ends as infra_error
+  // eval::SettingsDigest of the evaluator's options; a job queued under other settings ends as
+  // infra_error (its verdict would not be the one the service was asked for).
+  std::string settings;
   // An entry idle this long is taken back from its worker, presumed dead. The running worker
   // touches its entry every reclaim_idle / 4, so only a dead or frozen one loses it.
   std::chrono::milliseconds reclaim_idle{60'000};

@@ -56,7 +56,8 @@ std::vector<const Problem*> ProblemRegistry::List() const {
 }
 
 Result<queue::JobSpec> ProblemRegistry::MakeJob(const ItemRequest& item,
-                                                const std::string& backend) const {
+                                                const std::string& backend,
+                                                const std::string& settings) const {
   if (!item.problem.empty()) {
     const Problem* p = Find(item.problem);
     if (!p) {
@@ -65,14 +66,14 @@ Result<queue::JobSpec> ProblemRegistry::MakeJob(const ItemRequest& item,
                               "problem's text as problem_source)");
     }
     // Registered under its own id, so verdicts say "level1/relu" whatever alias was used.
-    return queue::MakeJob(p->id, p->text, item.candidate, backend);
+    return queue::MakeJob(p->id, p->text, item.candidate, backend, settings);
   }
   if (item.problem_source.find("class Model") == std::string::npos ||
       item.problem_source.find("def get_inputs") == std::string::npos) {
     return Status::Invalid("the problem source in '" + item.field +
                            "' is not a KernelBench problem (it needs class Model and get_inputs)");
   }
-  return queue::MakeJob("inline", item.problem_source, item.candidate, backend);
+  return queue::MakeJob("inline", item.problem_source, item.candidate, backend, settings);
 }
 
 }  // namespace kf::serve

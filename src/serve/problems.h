@@ -34,7 +34,8 @@ class ProblemRegistry {
 
   // The job for one item: a registered problem, or an inline one (id "inline"). kNotFound
   // names an unknown id; kInvalidArgument an inline source that is no problem.
-  Result<queue::JobSpec> MakeJob(const ItemRequest& item, const std::string& backend) const;
+  Result<queue::JobSpec> MakeJob(const ItemRequest& item, const std::string& backend,
+                                 const std::string& settings) const;
 
  private:
   std::map<std::string, Problem> by_path_;  // path -> problem

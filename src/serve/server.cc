@@ -77,7 +77,7 @@ class Service {
   Result<std::vector<queue::JobSpec>> Submit(const std::vector<ItemRequest>& items) {
     std::vector<queue::JobSpec> jobs;
     for (const auto& item : items) {
-      auto j = problems_->MakeJob(item, opt_.backend);
+      auto j = problems_->MakeJob(item, opt_.backend, opt_.settings);
       if (!j.ok()) return j.status();
       jobs.push_back(std::move(j.value()));
     }

@@ -17,7 +17,8 @@ namespace kf::serve {
 struct ServeOptions {
   std::string host = "127.0.0.1";
   int port = 8000;                   // 0: any free port (printed when listening)
-  std::string backend = "cpu";       // part of every job id
+  std::string backend = "cpu";
+  std::string settings;              // eval::SettingsDigest of the evaluation flags: in job ids
   size_t max_body_bytes = 16 << 20;  // 16 MiB: a batch of large candidates; more is 413
   int threads = 64;                  // request threads; long polls hold one each
   int max_wait_s = 600;              // longest ?wait= honoured

@@ -41,7 +41,8 @@ class Store {
   Result<std::optional<nlohmann::json>> GetBaseline(const std::string& key);
   Status PutBaseline(const std::string& key, const nlohmann::json& value);  // upsert
 
-  // Verdicts keyed by job key (hash of problem + candidate + options).
+  // Verdicts keyed by eval::VerdictKey (problem, candidate, every verdict-shaping option, and
+  // the toolchain and device model that ran it).
   Result<std::optional<Verdict>> GetVerdict(const std::string& job_key);
   // Upsert. Status, reward and times are also stored as columns so they can be queried
   // without parsing the JSON; created_at_ms keeps the first write, updated_at_ms the last.

@@ -6,7 +6,8 @@ outcomes; four distinct builds, to keep the test near two minutes on two idle co
 layouts (ours and KernelBench's), runs `kforge bench`, and checks every metric of results.json
 against numbers worked out by hand below (Pass@k, Avg@k, counts) or, for speedup-based metrics,
 recomputed here from the per-sample speedups in verdicts.jsonl with this file's own arithmetic.
-Then runs the bench again and checks that nothing was evaluated the second time.
+Then runs the bench again and checks that nothing was evaluated the second time, and that runs
+with another trial count or other tolerances evaluate everything again.
 
 Usage: bench_test.py --kforge build/kforge [--python /usr/bin/python3] [--keep]
 """
@@ -73,13 +74,13 @@ def close(a, b, what):
     check(a is not None and abs(a - b) < 1e-9, f"{what}: got {a}, want {b}")
 
 
-def run_bench(kforge, tmp, cache, python):
+def run_bench(kforge, tmp, cache, python, trials="2", extra=()):
     cmd = [kforge, "bench", "--backend", "cpu", "--python", python, "--cache", cache,
            "--problems", os.path.join(tmp, "problems/level1"),
            "--problems", os.path.join(tmp, "problems/level2"),
            "--samples", os.path.join(tmp, "samples"), "--k", str(K),
            "--out", os.path.join(tmp, "out"), "--timing-budget-ms", "300",
-           "--call-timeout-s", "30", "--trials", "2", "--progress-interval-s", "15"]
+           "--call-timeout-s", "30", "--trials", trials, "--progress-interval-s", "15", *extra]
     t0 = time.time()
     p = subprocess.run(cmd, capture_output=True, text=True)
     print(p.stdout + p.stderr)
@@ -186,6 +187,18 @@ def main():
           f"rerun evaluated {run2['evaluated']}, reused {run2['reused']}")
     check(all(v["from_store"] for v in verdicts2), "rerun: every verdict from the store")
     check(results2["overall"]["pass_at_k"] == results["overall"]["pass_at_k"], "rerun: same Pass@k")
+
+    # A verdict made under other settings is never handed back: another trial count, or other
+    # tolerances, evaluate every sample again (the store key covers both).
+    for what, trials, extra in [("trial count", "3", ()),
+                                ("tolerance", "2", ("--atol", "1e-2", "--rtol", "1e-2"))]:
+        results3, _, secs3, _ = run_bench(a.kforge, tmp, cache, a.python, trials, extra)
+        run3 = results3["run"]
+        print(f"run with another {what}: {secs3:.1f} s")
+        check(run3["evaluated"] == 8 and run3["reused"] == 0,
+              f"another {what}: evaluated {run3['evaluated']}, reused {run3['reused']} (want 8, 0)")
+        check(results3["overall"]["status_counts"] == results["overall"]["status_counts"],
+              f"another {what}: statuses {results3['overall']['status_counts']}")
 
     if not a.keep:
         shutil.rmtree(tmp, ignore_errors=True)

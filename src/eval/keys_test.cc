@@ -1,0 +1,103 @@
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "eval/eval.h"
+
+namespace kf::eval {
+namespace {
+
+using nlohmann::json;
+
+const json kEnv = {{"toolchain", {{"torch", "2.11.0"}}}, {"device", "NVIDIA H200"}};
+
+std::string KeyWith(const EvalOptions& o, const json& env = kEnv) {
+  return VerdictKey("problem", "candidate", SettingsDigest(o), env);
+}
+
+// Every option a user can set that changes what a verdict says gives another key, so the store
+// never hands back a verdict made under other rules.
+TEST(VerdictKey, EveryVerdictShapingOptionSeparates) {
+  const EvalOptions base;
+  std::vector<std::pair<const char*, std::function<void(EvalOptions&)>>> changes = {
+      {"backend", [](EvalOptions& o) { o.backend = "cuda"; }},
+      {"trials", [](EvalOptions& o) { o.exec.trials = 10; }},
+      {"seed", [](EvalOptions& o) { o.exec.seed = 42; }},
+      {"atol", [](EvalOptions& o) { o.exec.atol["float32"] = 1e-2; }},
+      {"rtol", [](EvalOptions& o) { o.exec.rtol["float32"] = 1e-2; }},
+      {"allow_libraries", [](EvalOptions& o) { o.exec.allow_libraries = true; }},
+      {"runtime_rules", [](EvalOptions& o) { o.exec.runtime_rules = false; }},
+      {"no baselines", [](EvalOptions& o) { o.baselines = false; }},
+      {"timing budget", [](EvalOptions& o) { o.exec.timing.budget_ms = 500; }},
+      {"timing pool", [](EvalOptions& o) { o.exec.timing.pool = 2; }},
+      {"call timeout", [](EvalOptions& o) { o.exec.call_timeout = std::chrono::seconds(5); }},
+      {"load timeout", [](EvalOptions& o) { o.exec.load_timeout = std::chrono::seconds(5); }},
+      {"reverify", [](EvalOptions& o) { o.reverify_speedup = 100; }},
+      {"reward lambda", [](EvalOptions& o) { o.reward.lambda = 1.0; }},
+      {"reward vs compile", [](EvalOptions& o) { o.reward.against_compile = true; }},
+  };
+  std::set<std::string> keys = {KeyWith(base)};
+  for (const auto& [name, change] : changes) {
+    EvalOptions o = base;
+    change(o);
+    EXPECT_TRUE(keys.insert(KeyWith(o)).second) << name << " does not change the key";
+  }
+}
+
+// How a verdict is computed, not what it says: these share one key.
+TEST(VerdictKey, PlumbingOptionsDoNotSeparate) {
+  EvalOptions a, b;
+  b.build_workers = 16;
+  b.devices = {0, 1};
+  b.device_index = 1;
+  b.cache_dir = "/elsewhere";
+  b.pch = false;
+  EXPECT_EQ(KeyWith(a), KeyWith(b));
+}
+
+TEST(VerdictKey, EnvironmentAndContentsSeparate) {
+  EvalOptions o;
+  json other_device = kEnv;
+  other_device["device"] = "NVIDIA H100 80GB HBM3";
+  json other_torch = kEnv;
+  other_torch["toolchain"]["torch"] = "2.10.0";
+  std::string d = SettingsDigest(o);
+  std::set<std::string> keys = {
+      VerdictKey("problem", "candidate", d, kEnv), VerdictKey("problem", "candidate", d, other_device),
+      VerdictKey("problem", "candidate", d, other_torch), VerdictKey("problem2", "candidate", d, kEnv),
+      VerdictKey("problem", "candidate2", d, kEnv)};
+  EXPECT_EQ(keys.size(), 5u);
+  // The job id covers the settings but not the machine: the service names a job before any
+  // worker has taken it.
+  EXPECT_NE(JobKey("problem", "candidate", d), JobKey("problem", "candidate", SettingsDigest([] {
+                                                         EvalOptions t;
+                                                         t.exec.trials = 3;
+                                                         return t;
+                                                       }())));
+}
+
+TEST(DeviceModel, ReadsTheDriversGpuModelsAndTheCpuName) {
+  namespace fs = std::filesystem;
+  fs::path proc = fs::temp_directory_path() / ("kf-proc-" + std::to_string(getpid()));
+  for (const char* bus : {"0000:19:00.0", "0000:3b:00.0", "0000:4c:00.0"}) {
+    fs::create_directories(proc / "driver/nvidia/gpus" / bus);
+  }
+  auto write = [&](const fs::path& p, const std::string& text) { std::ofstream(p) << text; };
+  write(proc / "driver/nvidia/gpus/0000:19:00.0/information",
+        "Model: \t\t NVIDIA H200\nIRQ:   123\n");
+  write(proc / "driver/nvidia/gpus/0000:3b:00.0/information", "Model: \t\t NVIDIA H200\n");
+  write(proc / "driver/nvidia/gpus/0000:4c:00.0/information", "Model: \t\t NVIDIA H100\n");
+  write(proc / "cpuinfo", "processor\t: 0\nmodel name\t: AMD EPYC 9654 96-Core Processor\n");
+  EXPECT_EQ(DeviceModel("cuda", proc), "NVIDIA H100, NVIDIA H200");
+  EXPECT_EQ(DeviceModel("cpu", proc), "AMD EPYC 9654 96-Core Processor");
+  EXPECT_EQ(DeviceModel("cuda", proc / "none"), "unknown GPU");
+  fs::remove_all(proc);
+}
+
+}  // namespace
+}  // namespace kf::eval
