@@ -223,6 +223,14 @@ class Host:
                 self.timed_last[n] = out
         return {"ok": True, "device_ms": list(dev_ms), "wall_ms": list(wall_ms)}
 
+    def op_memory(self, msg):
+        """The most memory this process held on its device (bytes): the caching allocator's
+        peak on a GPU, the resident set's on the CPU."""
+        if self.device.type == "cuda":
+            return {"ok": True, "peak_bytes": int(torch.cuda.max_memory_allocated(self.device))}
+        import resource
+        return {"ok": True, "peak_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
+
     def op_emit(self, msg):
         name = msg["slot"]
         if name not in self.timed_last:

@@ -22,6 +22,82 @@ native = None
 # Default tolerances per dtype (DESIGN.md); the supervisor may override them.
 TOLERANCE = {"float32": 1e-4, "float64": 1e-7, "float16": 1e-2, "bfloat16": 1e-2}
 
+# The memory model (docs/PROTOCOL.md, "Memory"). Between calls a slot holds only what the
+# candidate needs: its input buffers and the buffers its outputs go to. A slot whose pristine
+# inputs and reference outputs together take at most this share of the memory the judge plans
+# with keeps them too (one reference run per trial); a larger one draws its inputs again from
+# their seed and runs the reference when it checks (two reference runs, a fraction of the memory).
+KEEP_SHARE = 1 / 64
+# Cached blocks above this are handed back to the driver before a candidate runs: it is another
+# process, and cannot use what this one's allocator keeps.
+CACHE_SLACK_BYTES = 1 << 30
+# Failure details of large outputs are computed this many elements at a time, in float64.
+COMPARE_CHUNK = 1 << 24
+
+
+def _nbytes(values):
+    return sum(x.numel() * x.element_size() for x in values if isinstance(x, torch.Tensor))
+
+
+class Memory:
+    """What the judge plans with: the device's free memory (or a budget that caps it, for tests
+    and shared GPUs: $KFORGE_DEVICE_MEMORY_BUDGET bytes), and the peak it held."""
+
+    def __init__(self, device):
+        self.device = torch.device(device)
+        self.budget = int(os.environ.get("KFORGE_DEVICE_MEMORY_BUDGET", "0") or 0)
+        self.held = 0  # CPU: bytes of the slots' tensors (no allocator to ask)
+        self.peak = 0
+
+    def cuda(self):
+        return self.device.type == "cuda"
+
+    def free_bytes(self):
+        """What the judge may still use: the budget less what it holds, or the device's free
+        memory (cached blocks count as free: they are handed back before a candidate runs)."""
+        if self.cuda():
+            free, _total = torch.cuda.mem_get_info(self.device)
+            free += torch.cuda.memory_reserved(self.device) - torch.cuda.memory_allocated(self.device)
+            if self.budget:
+                free = min(free, self.budget - torch.cuda.memory_allocated(self.device))
+            return max(int(free), 0)
+        if self.budget:
+            return max(self.budget - self.held, 0)
+        return 0  # unknown: the host's memory is not the judge's to plan
+
+    def plan_bytes(self):
+        """The memory the judge plans a slot's keep-or-redraw choice with."""
+        if self.cuda():
+            _free, total = torch.cuda.mem_get_info(self.device)
+            return min(total, self.budget) if self.budget else total
+        return self.budget
+
+    def take(self, nbytes):
+        """Accounts bytes the judge's slots hold (CPU); refuses past the budget as an
+        out-of-memory would."""
+        if self.cuda():
+            self.peak = max(self.peak, torch.cuda.max_memory_allocated(self.device))
+            return
+        if self.budget and self.held + nbytes > self.budget:
+            raise MemoryError("kforge's judge would hold %d bytes, over its memory budget of %d"
+                              % (self.held + nbytes, self.budget))
+        self.held += nbytes
+        self.peak = max(self.peak, self.held)
+
+    def give(self, nbytes):
+        if not self.cuda():
+            self.held = max(self.held - nbytes, 0)
+
+    def settle(self):
+        """Before a candidate runs: the peak so far noted, spare cached blocks handed back."""
+        if not self.cuda():
+            return
+        self.peak = max(self.peak, torch.cuda.max_memory_allocated(self.device))
+        spare = torch.cuda.memory_reserved(self.device) - torch.cuda.memory_allocated(self.device)
+        if spare > CACHE_SLACK_BYTES:
+            torch.cuda.empty_cache()
+            torch.cuda.ipc_collect()  # blocks kept for candidates that have exited
+
 
 def _device_ctx(device):
     # torch >= 2.0 can make factory functions allocate on the device directly.
@@ -31,10 +107,12 @@ def _device_ctx(device):
 
 
 class Slot:
-    """One set of shared buffers: the candidate's inputs and the outputs it must write."""
+    """One set of shared buffers: the candidate's inputs and the outputs it must write, and how
+    to get the pristine inputs and reference outputs back (kept, or drawn again)."""
 
-    def __init__(self, exporter, inputs, refs):
+    def __init__(self, exporter, inputs, refs, memory):
         self.exporter = exporter
+        self.memory = memory
         self.in_bufs, self.in_descs = [], []
         for x in inputs:
             if isinstance(x, torch.Tensor):
@@ -50,8 +128,12 @@ class Slot:
             self.out_bufs.append(t)
             self.out_descs.append(d)
         self.signature = self._signature(inputs, refs)
-        self.pristine, self.refs = [], []
-        self.replay_refs = None  # for a swapped trial: the answers to the unswapped inputs
+        self.buffer_bytes = _nbytes(self.in_bufs) + _nbytes(self.out_bufs)
+        memory.take(self.buffer_bytes)
+        self.recipe = None  # how the inputs were drawn: Problem.inputs_of(recipe) redraws them
+        self.kept = None  # (pristine inputs, reference outputs) when small enough to keep
+        self.kept_bytes = 0
+        self.swapped = False  # a swapped trial: a wrong answer may be the unswapped inputs' one
 
     @staticmethod
     def _signature(inputs, refs):
@@ -61,14 +143,25 @@ class Slot:
             return ("v", repr(x))
         return tuple(sig(x) for x in inputs), tuple(sig(r) for r in refs)
 
-    def fill(self, inputs, refs, replay_refs=None):
-        self.replay_refs = replay_refs
-        self.pristine = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+    def fill(self, inputs, refs, recipe, keep):
+        """Lays `inputs` into the buffers; keeps a pristine copy and `refs` only if `keep`."""
+        self.recipe = recipe
+        self.swapped = bool(recipe.get("swap_seed"))
+        self.drop()
         for buf, x in zip(self.in_bufs, inputs):
             if isinstance(x, torch.Tensor):
                 buf.copy_(x)
-        self.refs = refs
+        if keep:
+            pristine = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+            self.kept_bytes = _nbytes(pristine) + _nbytes(refs)
+            self.memory.take(self.kept_bytes)
+            self.kept = (pristine, refs)
         self.poison()
+
+    def drop(self):
+        if self.kept is not None:
+            self.memory.give(self.kept_bytes)
+        self.kept, self.kept_bytes = None, 0
 
     def poison(self):
         for t in self.out_bufs:
@@ -79,6 +172,8 @@ class Slot:
         return {"inputs": self.in_descs, "outputs": self.out_descs}
 
     def release(self):
+        self.drop()
+        self.memory.give(self.buffer_bytes)
         for d in self.in_descs:
             if "tensor" in d:
                 self.exporter.release(d["tensor"])
@@ -87,8 +182,10 @@ class Slot:
 
 
 class Problem:
-    def __init__(self, msg, device, exporter):
+    def __init__(self, msg, device, exporter, memory):
         self.id = msg["id"]
+        self.msg = msg
+        self.memory = memory
         self.device = torch.device(device)
         self.exporter = exporter
         spec = importlib.util.spec_from_file_location("kforge_problem_%d" % id(self), msg["path"])
@@ -141,24 +238,38 @@ class Problem:
                       else x for x in inputs]
         return inputs
 
-    def reference(self, inputs):
-        copies = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+    def inputs_of(self, recipe):
+        """The inputs a recipe names: a seeded draw, signed or of a shape variant, with a few
+        values swapped for a swapped trial. The same recipe gives the same inputs again."""
+        variant = recipe.get("variant")
+        inputs = self.draw(int(recipe["seed"]), bool(recipe.get("signed")),
+                           None if variant is None else int(variant))
+        if recipe.get("swap_seed"):
+            inputs = swap_some(inputs, recipe["swap_seed"])
+        return inputs
+
+    def reference(self, inputs, copy=True):
+        """The reference outputs; on copies of the inputs unless `copy` is False (the caller
+        then no longer needs them as they were: a reference may write into its inputs)."""
+        copies = [x.clone() if copy and isinstance(x, torch.Tensor) else x for x in inputs]
         with torch.no_grad():
             refs = as_list(self.model(*copies))
         for r in refs:
             if not isinstance(r, torch.Tensor):
                 raise ValueError("the reference returned a %s, not a tensor" % type(r).__name__)
-        return [r.detach().clone() for r in refs]
+        return [r.detach().clone() if copy else r.detach() for r in refs]
 
-    def slot(self, name, inputs, refs, replay_refs=None):
+    def slot(self, name, inputs, refs, recipe):
         slot = self.slots.get(name)
         sig = Slot._signature(inputs, refs)
         if slot is None or slot.signature != sig:
             if slot is not None:
                 slot.release()
-            slot = Slot(self.exporter, inputs, refs)
+            slot = Slot(self.exporter, inputs, refs, self.memory)
             self.slots[name] = slot
-        slot.fill(inputs, refs, replay_refs)
+        keep = _nbytes(inputs) + _nbytes(refs) <= KEEP_SHARE * self.memory.plan_bytes() \
+            or self.memory.plan_bytes() == 0
+        slot.fill(inputs, refs, recipe, keep)
         return slot
 
     def release(self):
@@ -194,46 +305,69 @@ def _finite(refs):
 
 
 def compare(out, ref, atol, rtol):
-    """Compare one output with its reference; returns (ok, facts)."""
-    facts = {}
+    """Compare one output with its reference; returns (ok, facts). Works through both in chunks
+    of COMPARE_CHUNK elements, so checking a multi-GiB output needs little more memory."""
+    if out.shape != ref.shape:
+        raise ValueError("output shape %s, reference %s" % (tuple(out.shape), tuple(ref.shape)))
+    o_flat, r_flat = out.reshape(-1), ref.reshape(-1)
+    n = r_flat.numel()
     if ref.is_floating_point() and out.dtype == ref.dtype:
         # One pass for the common case; the detailed account below only for failures.
-        finite_ok = bool((torch.isfinite(out) | ~torch.isfinite(ref)).all())
-        if finite_ok and torch.allclose(out, ref, rtol=rtol, atol=atol, equal_nan=True):
-            return True, {"bad_elements": 0, "elements": int(ref.numel())}
-    o = out.double() if out.is_floating_point() else out
-    r = ref.double() if ref.is_floating_point() else ref
-    if not ref.is_floating_point():
-        bad = o != r
-    else:
-        finite_ref = torch.isfinite(r)
-        diff = (o - r).abs()
-        tol = atol + rtol * r.abs()
-        bad = ~(diff <= tol)
-        # Non-finite values must match exactly (same inf, NaN where the reference has NaN).
-        same_nonfinite = (~finite_ref) & ((o == r) | (torch.isnan(o) & torch.isnan(r)))
-        bad = bad & ~same_nonfinite
-        finite_both = finite_ref & torch.isfinite(o)
-        d = torch.where(finite_both, diff, torch.zeros_like(diff))
-        facts["max_abs_err"] = float(d.max()) if d.numel() else 0.0
-        rel = d / r.abs().clamp_min(1e-12)
-        facts["max_rel_err"] = float(torch.where(finite_both, rel, torch.zeros_like(rel)).max()) if d.numel() else 0.0
-        facts["nonfinite_where_ref_finite"] = int((finite_ref & ~torch.isfinite(o)).sum())
-    nbad = int(bad.sum())
-    facts["bad_elements"] = nbad
-    facts["elements"] = int(bad.numel())
-    if nbad:
-        flat = int(bad.flatten().nonzero()[0])
+        good = True
+        for at in range(0, n, COMPARE_CHUNK):
+            o, r = o_flat[at:at + COMPARE_CHUNK], r_flat[at:at + COMPARE_CHUNK]
+            finite_ok = bool((torch.isfinite(o) | ~torch.isfinite(r)).all())
+            if not (finite_ok and torch.allclose(o, r, rtol=rtol, atol=atol, equal_nan=True)):
+                good = False
+                break
+        if good:
+            return True, {"bad_elements": 0, "elements": int(n)}
+    facts = {"bad_elements": 0, "elements": int(n)}
+    if ref.is_floating_point():
+        facts.update({"max_abs_err": 0.0, "max_rel_err": 0.0, "nonfinite_where_ref_finite": 0})
+    first_bad = None
+    for at in range(0, n, COMPARE_CHUNK):
+        o, r = o_flat[at:at + COMPARE_CHUNK], r_flat[at:at + COMPARE_CHUNK]
+        bad = _account(o, r, atol, rtol, facts)
+        nbad = int(bad.sum())
+        facts["bad_elements"] += nbad
+        if nbad and first_bad is None:
+            k = int(bad.nonzero()[0])
+            first_bad = (at + k, o[k], r[k])
+    if first_bad is not None:
+        flat, got, want = first_bad
         idx = []
         for dim in reversed(ref.shape):
             idx.append(flat % dim)
             flat //= dim
         idx.reverse()
         facts["first_bad_index"] = idx
-        at = tuple(idx)
-        facts["first_bad_got"] = float(o[at]) if ref.dim() else float(o)
-        facts["first_bad_expected"] = float(r[at]) if ref.dim() else float(r)
-    return nbad == 0, facts
+        facts["first_bad_got"] = float(got)
+        facts["first_bad_expected"] = float(want)
+    return facts["bad_elements"] == 0, facts
+
+
+def _account(o, r, atol, rtol, facts):
+    """The bad elements of one chunk; folds its error maxima into `facts`."""
+    o = o.double() if o.is_floating_point() else o
+    r = r.double() if r.is_floating_point() else r
+    if not r.is_floating_point():
+        return o != r
+    finite_ref = torch.isfinite(r)
+    diff = (o - r).abs()
+    bad = ~(diff <= atol + rtol * r.abs())
+    # Non-finite values must match exactly (same inf, NaN where the reference has NaN).
+    same_nonfinite = (~finite_ref) & ((o == r) | (torch.isnan(o) & torch.isnan(r)))
+    bad = bad & ~same_nonfinite
+    finite_both = finite_ref & torch.isfinite(o)
+    if diff.numel():
+        d = torch.where(finite_both, diff, torch.zeros_like(diff))
+        rel = d / r.abs().clamp_min(1e-12)
+        facts["max_abs_err"] = max(facts["max_abs_err"], float(d.max()))
+        facts["max_rel_err"] = max(facts["max_rel_err"],
+                                   float(torch.where(finite_both, rel, torch.zeros_like(rel)).max()))
+    facts["nonfinite_where_ref_finite"] += int((finite_ref & ~torch.isfinite(o)).sum())
+    return bad
 
 
 class Judge:
@@ -243,6 +377,7 @@ class Judge:
         self.device = "cpu"
         self.shm_dir = None
         self.exporter = None
+        self.memory = None
 
     # ---- ops ---------------------------------------------------------------------------
     def op_hello(self, msg):
@@ -268,6 +403,7 @@ class Judge:
         else:
             info.update({"device_name": _cpu_name()})
         self.exporter = transport.Exporter(self.device, self.shm_dir)
+        self.memory = Memory(self.device)
         return info
 
     def op_native(self, msg):
@@ -275,55 +411,94 @@ class Judge:
         native = load_extension(msg["path"], msg["module_name"])
         return {"ok": True, "has_cuda": bool(native.has_cuda())}
 
+    def problem(self, pid):
+        """A loaded problem; the others' trial buffers are released first, so one problem's
+        slots at most are resident (a bench warms many problems on one lane)."""
+        p = self.problems[pid]
+        for other in self.problems.values():
+            if other is not p and other.slots:
+                other.release()
+        return p
+
     def op_load_problem(self, msg):
         old = self.problems.pop(msg["id"], None)
         if old is not None:
             old.release()
-        p = Problem(msg, self.device, self.exporter)
+        p = Problem(msg, self.device, self.exporter, self.memory)
+        self.problem_slots_released()
         self.problems[msg["id"]] = p
         inputs = p.draw(int(msg["init_seed"]) + 1, False)
-        refs = p.reference(inputs)
+        in_meta, in_bytes = [_meta(x) for x in inputs], _nbytes(inputs)
+        refs = p.reference(inputs, copy=False)
+        out_meta, out_bytes = [_meta(r) for r in refs], _nbytes(refs)
+        del inputs, refs
         for i in range(len(p.variants)):
             try:
-                p.reference(p.draw(int(msg["init_seed"]) + 2, False, i))
+                p.reference(p.draw(int(msg["init_seed"]) + 2, False, i), copy=False)
             except Exception as e:
                 raise ValueError("the reference fails on KFORGE_SHAPE_VARIANTS[%d] %r: %s"
                                  % (i, p.variants[i], e))
-        return {"ok": True, "init_inputs": p.init_inputs,
-                "inputs": [_meta(x) for x in inputs], "outputs": [_meta(r) for r in refs],
-                "shape_variants": [{k: repr(v) for k, v in d.items()} for d in p.variants]}
+        self.memory.settle()
+        return {"ok": True, "init_inputs": p.init_inputs, "inputs": in_meta, "outputs": out_meta,
+                "shape_variants": [{k: repr(v) for k, v in d.items()} for d in p.variants],
+                "memory": {"input_bytes": in_bytes, "output_bytes": out_bytes,
+                           "free_bytes": self.memory.free_bytes(),
+                           "plan_bytes": self.memory.plan_bytes()}}
+
+    def problem_slots_released(self):
+        for other in self.problems.values():
+            other.release()
 
     def op_prepare(self, msg):
-        p = self.problems[msg["problem"]]
-        variant = msg.get("variant")
-        inputs = p.draw(int(msg["seed"]), bool(msg.get("signed")),
-                        None if variant is None else int(variant))
+        p = self.problem(msg["problem"])
+        recipe = {k: msg[k] for k in ("seed", "signed", "variant", "swap_seed") if msg.get(k)}
+        recipe["seed"] = int(msg["seed"])
+        inputs = p.inputs_of(recipe)
+        if p.slots.get(msg["slot"]) is not None:
+            p.slots[msg["slot"]].drop()  # its kept copies are stale: room for this draw
+        # The inputs are laid into the slot's buffers before the reference may write into them.
         refs = p.reference(inputs)
         if msg.get("signed") and not _finite(refs):
             return {"ok": True, "skip": "the reference is not finite on signed inputs"}
-        replay_refs = None
-        if msg.get("swap_seed"):
-            replay_refs = refs
-            inputs = swap_some(inputs, msg["swap_seed"])
-            refs = p.reference(inputs)
-        slot = p.slot(msg["slot"], inputs, refs, replay_refs)
+        slot = p.slot(msg["slot"], inputs, refs, recipe)
+        del inputs, refs
         device_sync(self.device)
+        self.memory.settle()
         return {"ok": True, "slot": slot.describe()}
 
+    def op_memory(self, msg):
+        """The judge's peak device memory since the last ask (bytes); resets the peak."""
+        peak = self.memory.peak
+        if self.memory.cuda():
+            peak = max(peak, torch.cuda.max_memory_allocated(self.memory.device))
+            torch.cuda.reset_peak_memory_stats(self.memory.device)
+        self.memory.peak = self.memory.held
+        return {"ok": True, "peak_bytes": int(peak), "free_bytes": self.memory.free_bytes()}
+
     def op_check(self, msg):
-        p = self.problems[msg["problem"]]
+        p = self.problem(msg["problem"])
         slot = p.slots[msg["slot"]]
         device_sync(self.device)
-        expected_inputs, refs = slot.pristine, slot.refs
+        reply = self._check(p, slot, msg)
+        slot.poison()
+        self.memory.settle()
+        return reply
+
+    def _check(self, p, slot, msg):
+        # The pristine inputs (kept, or drawn again from the slot's recipe), and the reference
+        # outputs when kept; otherwise the reference runs after the inputs are checked.
+        expected_inputs, refs = slot.kept if slot.kept is not None else (p.inputs_of(slot.recipe), None)
         if msg.get("perturb"):
             # Timed outputs: the last timed call saw the inputs of its own index.
             perturb = msg["perturb"]
-            expected_inputs = Perturber(slot.pristine, perturb["seed"]).inputs(int(perturb["index"]))
-            refs = p.reference(expected_inputs)
+            expected_inputs = Perturber(expected_inputs, perturb["seed"]).inputs(int(perturb["index"]))
+            refs = None
         for i, (buf, orig) in enumerate(zip(slot.in_bufs, expected_inputs)):
             if isinstance(orig, torch.Tensor) and not torch.equal(buf, orig):
                 return {"ok": True, "pass": False, "rule": "H09", "code": "input_mutated",
                         "message": "the candidate changed input %d in place" % i}
+        if refs is None:
+            refs = p.reference(expected_inputs, copy=False)
         results = []
         ok = True
         for i, (buf, ref) in enumerate(zip(slot.out_bufs, refs)):
@@ -334,20 +509,21 @@ class Judge:
             facts.update({"output": i, "atol": atol, "rtol": rtol, "pass": good})
             results.append(facts)
             ok = ok and good
-        if not ok and slot.replay_refs is not None and not msg.get("perturb"):
+        del expected_inputs, refs
+        if not ok and slot.swapped and not msg.get("perturb"):
             # Wrong, and exactly the answer to the inputs before a few values were swapped:
             # an answer remembered from an earlier call.
-            if all(compare(buf, old, 0.0, 0.0)[0] for buf, old in zip(slot.out_bufs, slot.replay_refs)):
-                slot.poison()
+            unswapped = dict(slot.recipe, swap_seed=0)
+            replay_refs = p.reference(p.inputs_of(unswapped), copy=False)
+            if all(compare(buf, old, 0.0, 0.0)[0] for buf, old in zip(slot.out_bufs, replay_refs)):
                 return {"ok": True, "pass": False, "rule": "H06", "code": "replayed",
                         "message": "after a few input values were swapped, the outputs were "
                                    "exactly the answer to the earlier inputs: results are "
                                    "remembered, not computed"}
-        slot.poison()
         return {"ok": True, "pass": ok, "outputs": results}
 
     def op_time(self, msg):
-        p = self.problems[msg["problem"]]
+        p = self.problem(msg["problem"])
         slots = [p.slots[name] for name in msg["slots"]]
         mode = msg["mode"]
         if mode == "noop":
@@ -365,15 +541,23 @@ class Judge:
             fn = p.compiled
         else:
             return {"ok": False, "message": "unknown timing mode %r" % mode}
-        arg_sets = [list(s.pristine) for s in slots]
+        # The slots' buffers hold their pristine inputs: prepared, and no candidate has run on
+        # them since (the lane prepares the pool again for each candidate).
+        arg_sets = [list(s.in_bufs) for s in slots]
         before = None
+        base = None
         if mode == "noop" and msg.get("perturb_seed"):
-            # What an empty call costs when each is given fresh inputs, as candidates are.
-            arg_sets = [[x.clone() if isinstance(x, torch.Tensor) else x for x in a] for a in arg_sets]
-            perturbers = [Perturber(list(s.pristine), msg["perturb_seed"]) for s in slots]
+            # What an empty call costs when each is given fresh inputs, as candidates are: the
+            # same rewrite of a slot's buffers from a copy of its inputs. One slot serves every
+            # call (the cost is the same) and gets its inputs back afterwards, so the memory for
+            # one copy suffices.
+            target = arg_sets[0]
+            base = [x.clone() if isinstance(x, torch.Tensor) else x for x in target]
+            perturber = Perturber(base, msg["perturb_seed"])
+            arg_sets = [target] * len(arg_sets)
 
             def before(slot, index):
-                perturbers[slot].apply(arg_sets[slot], index)
+                perturber.apply(target, index)
         try:
             with torch.no_grad():
                 dev_ms, wall_ms, _ = native.run_batch(fn, arg_sets, int(msg["first"]),
@@ -385,6 +569,13 @@ class Judge:
                 p.compile_error = "torch.compile failed: %s" % str(e).splitlines()[0][:300]
                 return {"ok": True, "unavailable": p.compile_error}
             raise
+        finally:
+            if base is not None:
+                for buf, x in zip(arg_sets[0], base):
+                    if isinstance(x, torch.Tensor):
+                        buf.copy_(x)
+                del base
+            self.memory.settle()
         return {"ok": True, "device_ms": list(dev_ms), "wall_ms": list(wall_ms)}
 
     def op_release(self, msg):

@@ -25,6 +25,7 @@ const std::vector<Command>& Commands();
 
 Command EvalCommand();
 Command LintCommand();
+Command FeasibilityCommand();
 Command BenchCommand();
 Command WorkerCommand();
 Command McpCommand();

@@ -1,5 +1,6 @@
 #include "eval/eval.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <future>
@@ -214,7 +215,7 @@ Result<Baselines> Evaluator::Impl::GetBaselines(LaneState& ls, const std::string
     b.compile_unavailable = j.value("compile_unavailable", "");
     return b;
   }
-  auto r = ls.lane->TimeBaselines(p.id, t, execute::DrawSeed());
+  auto r = ls.lane->TimeBaselines(p, t, execute::DrawSeed());
   if (!r.ok()) return r.status();
   Baselines b;
   json j = {{"eager", nullptr}, {"compile", nullptr},
@@ -278,6 +279,12 @@ Prepared Evaluator::Impl::Prepare(const fs::path& problem_path, const std::strin
   // extract
   auto t0 = Clock::now();
   p.candidate = extract::Extract(text);
+  if (opt.reference_as_candidate) {  // plain PyTorch, no kernel of its own: that is the point
+    auto& ds = p.candidate.diagnostics;
+    ds.erase(std::remove_if(ds.begin(), ds.end(),
+                            [](const Diagnostic& d) { return d.code == "no_kernel"; }),
+             ds.end());
+  }
   const extract::Candidate& cand = p.candidate;
   v.stages.push_back({"extract", cand.ok(), MsSince(t0), {{"from_reply", cand.from_reply}}});
   for (const auto& d : cand.diagnostics) v.diagnostics.push_back(d);
@@ -291,7 +298,8 @@ Prepared Evaluator::Impl::Prepare(const fs::path& problem_path, const std::strin
   lo.fp32_problem = problem_src->find("float16") == std::string::npos &&
                     problem_src->find("bfloat16") == std::string::npos &&
                     problem_src->find(".half()") == std::string::npos;
-  auto findings = legality::Check(cand, lo);
+  std::vector<Diagnostic> findings;
+  if (!opt.reference_as_candidate) findings = legality::Check(cand, lo);
   bool legal = true;
   for (const auto& d : findings) {
     legal = legal && d.severity != Severity::kError;
@@ -403,6 +411,8 @@ Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
   bool loaded = r.load_ms > 0 && (r.trials_total > 0 || r.outcome == execute::Outcome::kOk);
   v.stages.push_back({"execute", loaded, r.spawn_ms + r.load_ms - dynamic_build_ms,
                       {{"spawn_ms", r.spawn_ms},
+                       {"judge_peak_bytes", r.judge_peak_bytes},
+                       {"candidate_peak_bytes", r.candidate_peak_bytes},
                        {"run_time_builds", dynamic_builds},
                        {"run_time_compiled", dynamic_compiled},
                        {"run_time_build_ms", dynamic_build_ms}}});
@@ -419,6 +429,7 @@ Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
     v.candidate_ms = ts;
     v.stages.push_back({"timing", true, r.timing_ms,
                         {{"stop_reason", r.timing->stop_reason},
+                         {"input_sets", r.input_sets},
                          {"host_cpu_ms", r.host_cpu_ms},
                          {"host_wait_ms", r.host_wait_ms}}});
   }

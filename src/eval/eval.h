@@ -37,6 +37,10 @@ struct EvalOptions {
   // turns it off for a whole process, e.g. to measure what it saves.
   bool pch = true;
   bool baselines = true;                  // time eager and torch.compile references
+  // The candidate is the problem's own reference (`kforge feasibility`): trusted code that
+  // builds no kernel, so neither a load_inline call nor the static rules are asked of it
+  // (set exec.runtime_rules = false too).
+  bool reference_as_candidate = false;
   // A speedup over eager above this is measured again in a fresh candidate process before it
   // counts; the slower of the two runs is reported.
   double reverify_speedup = 10.0;

@@ -45,6 +45,7 @@ json VerdictSettings(const EvalOptions& opt) {
       {"format", kVerdictFormat},
       {"backend", opt.backend},
       {"baselines", opt.baselines},
+      {"reference_as_candidate", opt.reference_as_candidate},
       {"reverify_speedup", opt.reverify_speedup},
       {"trials", e.trials},
       // A fixed seed makes a verdict reproducible, and so a different one; 0 draws fresh seeds.

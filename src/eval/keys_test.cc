@@ -33,6 +33,7 @@ TEST(VerdictKey, EveryVerdictShapingOptionSeparates) {
       {"allow_libraries", [](EvalOptions& o) { o.exec.allow_libraries = true; }},
       {"runtime_rules", [](EvalOptions& o) { o.exec.runtime_rules = false; }},
       {"no baselines", [](EvalOptions& o) { o.baselines = false; }},
+      {"reference as candidate", [](EvalOptions& o) { o.reference_as_candidate = true; }},
       {"timing budget", [](EvalOptions& o) { o.exec.timing.budget_ms = 500; }},
       {"timing pool", [](EvalOptions& o) { o.exec.timing.pool = 2; }},
       {"call timeout", [](EvalOptions& o) { o.exec.call_timeout = std::chrono::seconds(5); }},

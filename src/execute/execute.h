@@ -19,6 +19,7 @@
 
 #include "common/diagnostic.h"
 #include "common/status.h"
+#include "execute/memory.h"
 #include "execute/timing.h"
 
 namespace kf::execute {
@@ -49,6 +50,7 @@ struct ProblemInfo {
   nlohmann::json outputs;      // shapes/dtypes of the reference outputs
   // Other sizes the problem declares valid (KFORGE_SHAPE_VARIANTS): one trial each (H19).
   nlohmann::json shape_variants = nlohmann::json::array();
+  MemoryFacts memory;  // sizes and free device memory, for the timing rotation (FitTimingPool)
 };
 
 // How the lane asks for a load_inline extension the candidate requests at run time.
@@ -109,6 +111,9 @@ struct ExecResult {
   double host_wait_ms = 0;
   double spawn_ms = 0;
   bool build_failed = false;  // a run-time load_inline request failed to compile
+  int input_sets = 0;          // the timing rotation's size (FitTimingPool); 0 when not timed
+  int64_t judge_peak_bytes = 0;  // the most device memory the judge held during the run
+  int64_t candidate_peak_bytes = 0;  // the candidate process's (runs that end ok only)
 };
 
 struct BaselineResult {
@@ -132,7 +137,9 @@ class Lane {
   Result<DeviceInfo> Ready(const std::filesystem::path& native_so, const std::string& module);
   Result<ProblemInfo> LoadProblem(const std::string& id, const std::filesystem::path& path,
                                   uint64_t init_seed);
-  Result<BaselineResult> TimeBaselines(const std::string& problem_id, const TimingOptions& opt,
+  // Eager and torch.compile times of the problem's reference, with the rotation fitted to its
+  // memory (FitTimingPool).
+  Result<BaselineResult> TimeBaselines(const ProblemInfo& problem, const TimingOptions& opt,
                                        uint64_t seed);
   ExecResult Run(const std::string& problem_id, const ProblemInfo& problem,
                  const std::string& code, const LoadInlineFn& load_inline,

@@ -107,6 +107,7 @@ Result<ProblemInfo> Lane::LoadProblem(const std::string& id, const fs::path& pat
   p.inputs = (*r)["inputs"];
   p.outputs = (*r)["outputs"];
   if (r->contains("shape_variants")) p.shape_variants = (*r)["shape_variants"];
+  p.memory = MemoryFactsFromJson(r->value("memory", nlohmann::json::object()));
   return p;
 }
 
@@ -142,10 +143,12 @@ Result<double> Lane::Impl::NoopCost(const std::string& problem, int pool, uint64
   return ms / iters;
 }
 
-Result<BaselineResult> Lane::TimeBaselines(const std::string& problem_id, const TimingOptions& opt,
+Result<BaselineResult> Lane::TimeBaselines(const ProblemInfo& problem, const TimingOptions& opt,
                                            uint64_t seed) {
   Impl& m = *impl_;
-  auto pool = m.PreparePool(problem_id, opt.pool, seed);
+  const std::string& problem_id = problem.id;
+  const int pool_size = FitTimingPool(opt.pool, problem.memory);
+  auto pool = m.PreparePool(problem_id, pool_size, seed);
   if (!pool.ok()) return pool.status();
   BaselineResult out;
   for (const char* mode : {"eager", "compile"}) {
@@ -156,7 +159,7 @@ Result<BaselineResult> Lane::TimeBaselines(const std::string& problem_id, const 
       milliseconds timeout = first_batch ? milliseconds(900000) : milliseconds(300000);
       first_batch = false;
       auto r = m.judge.Request({{"op", "time"}, {"problem", problem_id}, {"mode", mode},
-                                {"slots", PoolNames(opt.pool)}, {"first", first},
+                                {"slots", PoolNames(pool_size)}, {"first", first},
                                 {"iters", iters}},
                                timeout);
       if (!r.ok()) return r.status();
@@ -191,7 +194,12 @@ Result<BaselineResult> Lane::TimeBaselines(const std::string& problem_id, const 
 ExecResult Lane::Run(const std::string& problem_id, const ProblemInfo& problem,
                      const std::string& code, const LoadInlineFn& load_inline,
                      const ExecOptions& opt) {
-  return impl_->RunCandidate(problem_id, problem, code, load_inline, opt);
+  ExecResult r = impl_->RunCandidate(problem_id, problem, code, load_inline, opt);
+  // The peak covers this run alone: the judge resets it when asked.
+  if (auto m = impl_->judge.Request({{"op", "memory"}}, milliseconds(30000)); m.ok()) {
+    r.judge_peak_bytes = m->value("peak_bytes", int64_t{0});
+  }
+  return r;
 }
 
 }  // namespace kf::execute

@@ -91,6 +91,7 @@ class CandidateRun {
     out_.load_ms = MsSince(t0);
     if (!loaded) return out_;
     t0 = Clock::now();
+    memory_ = problem.memory;
     bool correct = Trials(problem);
     out_.correctness_ms = MsSince(t0);
     if (!correct) return out_;
@@ -101,6 +102,9 @@ class CandidateRun {
       if (!timed) return out_;
     }
     if (opt_.runtime_rules && !Ablate()) return out_;
+    if (auto m = Ask({{"op", "memory"}}, milliseconds(30000)); m.ok()) {
+      out_.candidate_peak_bytes = m->value("peak_bytes", int64_t{0});
+    }
     Stop();
     out_.outcome = Outcome::kOk;
     return out_;
@@ -418,14 +422,17 @@ class CandidateRun {
   }
 
   bool Time() {
-    const auto names = PoolNames(opt_.timing.pool);
-    auto pool = lane_.PreparePool(problem_, opt_.timing.pool, seed_ ^ 0x5bd1e995);
+    // Big problems time with fewer input sets in rotation rather than run out of memory.
+    const int pool_size = FitTimingPool(opt_.timing.pool, memory_);
+    const auto names = PoolNames(pool_size);
+    out_.input_sets = pool_size;
+    auto pool = lane_.PreparePool(problem_, pool_size, seed_ ^ 0x5bd1e995);
     if (!pool.ok()) return Infra("the judge failed to prepare timing inputs: " + pool.status().message());
     // Fresh inputs for every timed call (H06): the candidate host rewrites them from this
     // seed, and the judge checks the last call of each slot against its own rewrite.
     const uint64_t perturb_seed = ((seed_ ^ 0x7e57ab1e5eedULL) >> 2) | 1;
     std::vector<int64_t> last_index(names.size(), -1);
-    auto noop = lane_.NoopCost(problem_, opt_.timing.pool, perturb_seed);
+    auto noop = lane_.NoopCost(problem_, pool_size, perturb_seed);
     if (!noop.ok()) return Infra("the judge failed to calibrate timing: " + noop.status().message());
     Result<json> last_reply = json();
     milliseconds last_timeout(0);
@@ -495,7 +502,7 @@ class CandidateRun {
     // comes and goes: before calling it a cheat, measure the empty call and a batch of real
     // calls again, up to three times, and keep the smallest gap.
     for (int round = 0; round < 3 && escaped(); ++round) {
-      auto again = lane_.NoopCost(problem_, opt_.timing.pool, perturb_seed, /*fresh=*/true);
+      auto again = lane_.NoopCost(problem_, pool_size, perturb_seed, /*fresh=*/true);
       if (!again.ok()) return Infra("the judge failed to calibrate timing: " + again.status().message());
       wall_sum = 0;
       calls = 0;
@@ -605,6 +612,7 @@ class CandidateRun {
   const ExecOptions& opt_;
   ExecResult out_;
   std::string problem_;
+  MemoryFacts memory_;
   fs::path workdir_;
   int pid_ = -1;
   Channel chan_;

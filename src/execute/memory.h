@@ -1,0 +1,28 @@
+// memory: how much of the device the judge's trial sets may take (docs/PROTOCOL.md, "Memory").
+// Pure decisions over the facts the judge reports when it loads a problem.
+#pragma once
+
+#include <cstdint>
+
+#include <nlohmann/json.hpp>
+
+namespace kf::execute {
+
+struct MemoryFacts {
+  int64_t input_bytes = 0;   // one draw of get_inputs()
+  int64_t output_bytes = 0;  // the reference's outputs for it
+  // What the judge could still use after loading the problem (its cached blocks count as free;
+  // it hands them back before a candidate runs). 0: unknown (the CPU without a budget).
+  int64_t free_bytes = 0;
+};
+
+MemoryFacts MemoryFactsFromJson(const nlohmann::json& j);
+
+// Input sets in the timing rotation: the requested number while they fit, fewer for big
+// problems, never less than one. Each set costs the judge its input and output buffers and the
+// candidate a pristine copy of the inputs (fresh inputs are rewritten from it before every timed
+// call); together the sets may take half of the free memory, leaving the other half to the
+// candidate's own outputs and work space and to the judge's checks.
+int FitTimingPool(int requested, const MemoryFacts& m);
+
+}  // namespace kf::execute

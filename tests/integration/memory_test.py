@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""The judge's memory model end to end (CPU backend): a problem whose trial sets, all resident
+at once, would not fit a memory budget still gets a verdict, with a smaller timing rotation; a
+budget too small for even one trial set is kforge's own failure (infra_error), never the
+candidate's.
+
+The budget is $KFORGE_DEVICE_MEMORY_BUDGET (bytes), which caps what the judge plans with and
+makes it refuse, as an out-of-memory would, to hold more.
+
+Usage: memory_test.py --kforge build/kforge [--python /usr/bin/python3]
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MIB = 1 << 20
+# 4096 x 4096 fp32: 64 MiB in, 64 MiB out. Kept whole, a trial set is 256 MiB (buffers, pristine
+# copy, reference); the main set and three timing sets would be 1 GiB.
+PROBLEM = '''"""ReLU on a 64 MiB input."""
+import torch
+import torch.nn as nn
+
+batch_size = 4096
+dim = 4096
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def evaluate(a, problem, budget, cache):
+    env = dict(os.environ, KFORGE_DEVICE_MEMORY_BUDGET=str(budget))
+    cmd = [a.kforge, "eval", "--json", "--backend", "cpu", "--python", a.python, "--cache", cache,
+           "--problem", problem, "--candidate", os.path.join(ROOT, "examples/cpu/relu.py"),
+           "--timing-budget-ms", "300", "--no-baselines", "--trials", "2"]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    try:
+        return json.loads(p.stdout)
+    except ValueError:
+        print(p.stdout, p.stderr)
+        raise
+
+
+def stage(v, name):
+    return next((s for s in v["stages"] if s["name"] == name), {})
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kforge", required=True)
+    ap.add_argument("--python", default=os.environ.get("KFORGE_PYTHON", "/usr/bin/python3"))
+    a = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="kforge-memory-test.")
+    cache = os.environ.get("KFORGE_TEST_CACHE") or os.path.join(tmp, "cache")
+    problem = os.path.join(tmp, "big_relu.py")
+    with open(problem, "w") as f:
+        f.write(PROBLEM)
+
+    budget = 400 * MIB
+    v = evaluate(a, problem, budget, cache)
+    print("with a %d MiB budget: %s" % (budget // MIB, v["status"]))
+    check(v["status"] == "ok", "400 MiB budget: status %s, want ok: %s" % (v["status"], v.get("feedback")))
+    timing = stage(v, "timing")
+    check(timing.get("input_sets") == 1,
+          "the timing rotation shrank to one set: got %s" % timing.get("input_sets"))
+    peak = stage(v, "execute").get("judge_peak_bytes", 0)
+    check(0 < peak <= budget, "the judge held %d bytes at most, within %d" % (peak, budget))
+    check(v["correct_trials"]["passed"] == v["correct_trials"]["total"] > 0, "every trial passed")
+
+    # Less than one trial set's buffers (128 MiB): kforge cannot evaluate here, and says so.
+    v = evaluate(a, problem, 100 * MIB, cache)
+    print("with a 100 MiB budget: %s" % v["status"])
+    check(v["status"] == "infra_error",
+          "100 MiB budget: status %s, want infra_error (kforge's own memory)" % v["status"])
+    check(v.get("reward") is None, "no reward for kforge's own failure")
+    check(any("memory budget" in d["message"] for d in v["diagnostics"]),
+          "the diagnostic names the budget: %s" % [d["message"] for d in v["diagnostics"]])
+
+    shutil.rmtree(tmp, ignore_errors=True)
+    if failures:
+        print("%d check(s) failed" % len(failures))
+        return 1
+    print("memory test: all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
