@@ -13,6 +13,7 @@ const std::vector<Command>& Commands() {
 #endif
       WorkerCommand(),
       McpCommand(),
+      DoctorCommand(),
   };
   return kCommands;
 }
