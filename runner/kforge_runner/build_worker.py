@@ -18,7 +18,7 @@ import sys
 import tempfile
 import traceback
 
-from . import pch, sandbox
+from . import pch, sandbox, toolchain
 from .channel import Channel
 
 BUILD_FILE_BYTES = 1024 * sandbox.MIB
@@ -42,16 +42,6 @@ def _torch_version_info():
             "torch_git": str(info.get("git_version"))}
 
 
-def _banner(cmd, last=False):
-    """One line of a tool's version banner ("" when the tool is missing)."""
-    try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=20)
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    lines = (out.stdout or out.stderr).strip().splitlines()
-    return (lines[-1] if last else lines[0]) if lines else ""
-
-
 def _cuda_arch_list():
     env = os.environ.get("TORCH_CUDA_ARCH_LIST")
     if env:
@@ -73,10 +63,13 @@ def hello(msg):
         return {"ok": False, "message": "PyTorch is not installed for %s" % sys.executable}
     cuda = msg.get("backend") == "cuda"
     fp = {"python": sys.version.split()[0], "executable": sys.executable,
-          "cxx": _banner([os.environ.get("CXX", "c++"), "--version"])}
+          "cxx": toolchain.banner([os.environ.get("CXX", "c++"), "--version"])}
     fp.update(info)
+    # Where the headers and libraries builds need resolve, or None: installing a missing one
+    # changes the fingerprint, so no artifact cached before (a failure) is found again.
+    fp["toolchain"] = toolchain.locate(msg.get("probe"), cuda)
     if cuda:
-        fp["nvcc"] = _banner(["nvcc", "--version"], last=True)
+        fp["nvcc"] = toolchain.banner(["nvcc", "--version"], last=True)
         arch = _cuda_arch_list()
         fp["arch"] = arch
         if arch:
@@ -149,7 +142,7 @@ def _child_build(msg):
                                   **kwargs)
         result = {"ok": True, "so_file": os.path.basename(mod.__file__),
                   "module_name": mod.__name__}
-    except BaseException as e:  # any failure of the build is the candidate's compile error
+    except BaseException as e:  # the candidate's error or the machine's: the C++ side decides
         result = {"ok": False, "message": str(e)[-60000:],
                   "exception": type(e).__name__,
                   "traceback": traceback.format_exc()[-4000:]}
@@ -180,6 +173,16 @@ def _wait(chan, pid, tick=None):
                 data = b""
             if not data:
                 os.killpg(0, signal.SIGKILL)
+
+
+def _uses_cuda(msg):
+    """Whether the build compiles CUDA or links CUDA's libraries (load_inline's own default)."""
+    if msg["op"] == "build_native":
+        return bool(msg.get("with_cuda"))
+    spec = msg.get("spec") or {}
+    if spec.get("with_cuda") is not None:
+        return bool(spec["with_cuda"])
+    return bool(spec.get("cuda_sources"))
 
 
 def build(chan, msg):
@@ -213,6 +216,10 @@ def build(chan, msg):
             pass
         result = {"ok": False, "message": "the build process died (wait status %d)\n%s" % (status, log)}
     result["cpu_s"] = cpu_s
+    if not result.get("ok") and not result.get("infra"):
+        # What the build had to work with, looked up where it looked (outside the sandbox, after
+        # it): the C++ side blames the machine only when a part it needs is really missing.
+        result["toolchain"] = toolchain.facts(msg.get("probe"), _uses_cuda(msg), _ce)
     if pch_state:
         result["pch"] = pch_state
     return result

@@ -220,6 +220,11 @@ def make(root, want):
 
 # --- used by the build worker ---------------------------------------------------------------
 
+def real_cxx():
+    """The compiler torch's builder would run without the wrapper: $CXX, else c++."""
+    return _original_cxx or os.environ.get("CXX", "c++")
+
+
 def configure(root, make_missing=False):
     """Points torch's builder at the wrapper (CXX), or back at the real compiler (root "").
     With `make_missing` (this worker makes missing PCHs), a main.cpp compile beside a cuda.cu

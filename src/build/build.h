@@ -3,7 +3,9 @@
 //
 // The cache key covers the whole call (sources, functions, flags, name) and the toolchain
 // (python, torch, compilers, CUDA arch list), never the extension name alone: model samples
-// reuse names like "elementwise_add" for different code. Failed builds are cached too.
+// reuse names like "elementwise_add" for different code. Failed builds are cached too, except
+// those the machine caused (a missing toolchain header, library or compiler: environment.h),
+// which come back as an Artifact with `environment` set and are tried again next time.
 // Thread-safe: Build() may be called from many threads; at most `workers` compile at once, and
 // concurrent builds of one key (also from other kforge processes) compile once.
 #pragma once
@@ -11,11 +13,13 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "build/environment.h"
 #include "common/extension_spec.h"
 #include "common/status.h"
 
@@ -55,6 +59,9 @@ struct Artifact {
   std::filesystem::path so_path;  // valid when ok
   std::string module_name;
   std::string error_text;  // the compiler's output (tail) when !ok
+  // Set when !ok because the machine lacks part of the toolchain: not the candidate's fault,
+  // not cached (the verdict is infra_error, with the fix).
+  std::optional<EnvironmentFault> environment;
   std::vector<CompilerMessage> messages;
   double build_ms = 0;     // compile time, 0 for a cache hit
   double cpu_ms = 0;       // CPU time of the compile (user + sys, compilers included); 0 for a hit

@@ -83,6 +83,14 @@ Artifact ArtifactFromResult(const std::string& key, const fs::path& dir, const n
   return a;
 }
 
+// Why a failed build failed, when the machine is to blame; nullopt for a success or the
+// candidate's own error.
+std::optional<EnvironmentFault> EnvironmentFaultOf(const nlohmann::json& reply, bool uses_cuda) {
+  if (reply.value("ok", false)) return std::nullopt;
+  const nlohmann::json toolchain = reply.contains("toolchain") ? reply["toolchain"] : nullptr;
+  return ClassifyBuildFailure(reply.value("message", ""), toolchain, uses_cuda);
+}
+
 }  // namespace
 
 class Builder::Impl {
@@ -163,7 +171,11 @@ class Builder::Impl {
   Result<nlohmann::json> Fingerprint() {
     std::lock_guard<std::mutex> lock(fp_mu_);
     if (fingerprint_) return *fingerprint_;
-    auto r = Request({{"op", "hello"}, {"backend", opt_.backend}}, std::chrono::seconds(120));
+    // The probe's findings (where torch's headers, pybind11 and Python.h resolve, or that they
+    // do not) are part of the fingerprint: installing a missing package changes every key.
+    auto r = Request({{"op", "hello"}, {"backend", opt_.backend},
+                      {"probe", ToolchainProbe(opt_.backend)}},
+                     std::chrono::seconds(120));
     if (!r.ok()) return r.status();
     if (!r->value("ok", false)) {
       return Status::Unavailable(r->value("message", "build worker refused to start"));
@@ -181,8 +193,9 @@ class Builder::Impl {
     return Sha256Hex(j.dump());
   }
 
+  // `uses_cuda`: the build compiles CUDA sources or links CUDA's libraries.
   Result<Artifact> BuildKeyed(const std::string& key, nlohmann::json request,
-                              const ExtensionSpec* spec) {
+                              const ExtensionSpec* spec, bool uses_cuda) {
     fs::path root = opt_.cache_dir / "artifacts";
     fs::path dir = root / key;
     std::error_code ec;
@@ -207,6 +220,9 @@ class Builder::Impl {
     // What every worker needs to build exactly like the one that answered `hello`.
     if (auto fp = Fingerprint(); fp.ok()) request["arch"] = fp->value("arch", "");
     request["pch_dir"] = opt_.pch ? (opt_.cache_dir / "pch").string() : "";
+    // What a failed build's worker looks for, so the failure can be told apart from the
+    // candidate's own (environment.h).
+    request["probe"] = ToolchainProbe(opt_.backend);
     // A PCH costs more than one build saves: only a process that compiles several candidates
     // has one made (a one-off `kforge eval` uses an existing one and makes none).
     if (request.value("op", "") == "build") {
@@ -236,6 +252,17 @@ class Builder::Impl {
     if (reply->value("infra", false)) {  // e.g. the sandbox failed: not the code's fault, not cached
       fs::remove_all(tmp, ec);
       return Status::Unavailable(reply->value("message", "build infrastructure failed"));
+    }
+    if (auto fault = EnvironmentFaultOf(*reply, uses_cuda)) {
+      // The machine's fault: not cached, so the build runs again once the part is installed.
+      fs::remove_all(tmp, ec);
+      Artifact a;
+      a.key = key;
+      a.error_text = reply->value("message", "build failed");
+      a.environment = std::move(fault);
+      a.build_ms = ms;
+      a.cpu_ms = 1000.0 * reply->value("cpu_s", 0.0);
+      return a;
     }
     if (auto s = WriteJsonFile(tmp / "result.json", *reply); !s.ok()) return s;
     fs::remove_all(dir, ec);
@@ -271,7 +298,10 @@ Result<std::string> Builder::Key(const ExtensionSpec& spec) {
 Result<Artifact> Builder::Build(const ExtensionSpec& spec) {
   auto key = Key(spec);
   if (!key.ok()) return key.status();
-  return impl_->BuildKeyed(*key, {{"op", "build"}, {"spec", CanonicalJson(spec)}}, &spec);
+  // load_inline's own default: CUDA when there are CUDA sources.
+  bool uses_cuda = spec.with_cuda.value_or(!spec.cuda_sources.empty());
+  return impl_->BuildKeyed(*key, {{"op", "build"}, {"spec", CanonicalJson(spec)}}, &spec,
+                           uses_cuda);
 }
 
 Result<Artifact> Builder::BuildNative() {
@@ -288,7 +318,7 @@ Result<Artifact> Builder::BuildNative() {
   nlohmann::json req = {{"op", "build_native"},     {"name", "kforge_native"},
                         {"sources", {src.string()}}, {"extra_cflags", cflags},
                         {"with_cuda", cuda}};
-  return impl_->BuildKeyed(*key, req, nullptr);
+  return impl_->BuildKeyed(*key, req, nullptr, cuda);
 }
 
 double Builder::compile_ms_total() const {

@@ -14,6 +14,7 @@ const std::vector<Command>& Commands() {
 #endif
       WorkerCommand(),
       McpCommand(),
+      DoctorCommand(),
   };
   return kCommands;
 }

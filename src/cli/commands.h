@@ -13,6 +13,8 @@ namespace kf::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitInfra = 3;
+// doctor: at least one check failed (its output names each with a fix).
+inline constexpr int kExitCheckFailed = 1;
 
 struct Command {
   std::string name;
@@ -29,6 +31,7 @@ Command FeasibilityCommand();
 Command BenchCommand();
 Command WorkerCommand();
 Command McpCommand();
+Command DoctorCommand();
 #ifdef KFORGE_HAVE_NET
 Command ServeCommand();
 Command GenerateCommand();  // talks to a model server: needs the HTTP components

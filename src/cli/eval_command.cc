@@ -68,8 +68,13 @@ int RunEval(const EvalCommandFlags& f) {
       std::cout << score::Render(v, color) << std::flush;
     }
     if (v.status == VerdictStatus::kInfraError) {
-      std::cerr << "kforge eval: infrastructure failure: "
-                << (v.diagnostics.empty() ? "" : v.diagnostics.back().message) << "\n";
+      std::string why, fix;
+      if (!v.diagnostics.empty()) {
+        why = v.diagnostics.back().message;
+        fix = v.diagnostics.back().hint;
+      }
+      std::cerr << "kforge eval: infrastructure failure: " << why
+                << (fix.empty() ? "" : " (fix: " + fix + ")") << "\n";
       rc = kExitInfra;
     }
   }

@@ -159,6 +159,7 @@ Status Evaluator::Impl::EnsureLane(LaneState& ls, Verdict* v) {
   if (ls.device_key.empty()) {
     auto a = native.get();
     if (!a.ok()) return a.status();
+    if (a->environment) return Status::Unavailable(a->environment->Message());
     if (!a->ok) {
       return Status::Unavailable("kforge's timing helper failed to build:\n" + a->error_text);
     }
@@ -253,6 +254,17 @@ Diagnostic InfraDiagnostic(const std::string& stage, const Status& s) {
   return d;
 }
 
+// A build the machine failed (a missing toolchain part): infra_error, with the fix that
+// `kforge doctor` gives for the same part as the hint.
+Diagnostic EnvironmentDiagnostic(const build::EnvironmentFault& f) {
+  Diagnostic d;
+  d.stage = "build";
+  d.code = "environment";
+  d.message = "environment: " + f.detail;
+  d.hint = f.fix;
+  return d;
+}
+
 }  // namespace
 
 Prepared Evaluator::Impl::Prepare(const fs::path& problem_path, const std::string& text) {
@@ -321,12 +333,17 @@ Prepared Evaluator::Impl::Prepare(const fs::path& problem_path, const std::strin
   int with_pch = 0;
   bool build_ok = true;
   std::optional<Status> build_infra;
+  std::optional<build::EnvironmentFault> environment;
   size_t bi = 0;
   for (const auto& call : cand.inline_calls) {
     if (!call.resolved) continue;
     auto a = builds[bi++].get();  // every future is waited for, even after a failure
     if (!a.ok()) {
       build_infra = a.status();
+      continue;
+    }
+    if (a->environment) {  // outranks the candidate's own errors: this machine cannot judge it
+      environment = a->environment;
       continue;
     }
     all_hit = all_hit && a->cache_hit;
@@ -340,6 +357,10 @@ Prepared Evaluator::Impl::Prepare(const fs::path& problem_path, const std::strin
   }
   if (build_infra) {
     v.diagnostics.push_back(InfraDiagnostic("build", *build_infra));
+    return final_as(VerdictStatus::kInfraError);
+  }
+  if (environment) {
+    v.diagnostics.push_back(EnvironmentDiagnostic(*environment));
     return final_as(VerdictStatus::kInfraError);
   }
   int unresolved = 0;
@@ -366,6 +387,8 @@ Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
   if (!problem.ok()) return infra("execute", problem.status());
   double dynamic_build_ms = 0;
   int dynamic_builds = 0, dynamic_compiled = 0;
+  // A run-time build that the machine failed: whatever the candidate then did, infra_error.
+  std::optional<build::EnvironmentFault> environment;
   execute::LoadInlineFn load_inline = [&](const json& args) {
     execute::LoadInlineReply reply;
     ExtensionSpec spec;
@@ -381,6 +404,11 @@ Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
     if (a.ok() && !a->cache_hit) ++dynamic_compiled;
     if (!a.ok()) {
       reply.message = a.status().message();
+      return reply;
+    }
+    if (a->environment) {
+      environment = a->environment;
+      reply.message = a->environment->Message();
       return reply;
     }
     if (!a->ok) {
@@ -433,6 +461,11 @@ Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
                          {"host_cpu_ms", r.host_cpu_ms},
                          {"host_wait_ms", r.host_wait_ms}}});
   }
+  auto environment_failed = [&] {
+    v.diagnostics.push_back(EnvironmentDiagnostic(*environment));
+    return Finish(p, VerdictStatus::kInfraError);
+  };
+  if (environment) return environment_failed();
   VerdictStatus status = FromOutcome(r.outcome);
   if (r.build_failed) status = VerdictStatus::kCompileError;
   if (status == VerdictStatus::kOk && opt.baselines) {
@@ -468,6 +501,7 @@ Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
       if (v.compile_ms) v.speedup_vs_compile = *v.compile_ms / v.candidate_ms->median_ms;
     }
   }
+  if (environment) return environment_failed();  // in the re-verification's builds
   return Finish(p, status);
 }
 
