@@ -43,6 +43,17 @@ def _candidate_line(tb):
     return line
 
 
+def _precision_switches():
+    """PyTorch's switches that make fp32 matmuls and convolutions use TF32 or bf16."""
+    switches = [("torch.backends.cuda.matmul.allow_tf32", torch.backends.cuda.matmul.allow_tf32),
+                ("torch.backends.cudnn.allow_tf32", torch.backends.cudnn.allow_tf32)]
+    if hasattr(torch, "get_float32_matmul_precision"):
+        precision = torch.get_float32_matmul_precision()
+        switches.append(("torch.set_float32_matmul_precision(%r)" % precision,
+                         precision != "highest"))
+    return switches
+
+
 def _error_reply(e):
     if isinstance(e, CandidateError):
         reply = {"ok": False, "kind": e.kind, "message": str(e)}
@@ -139,9 +150,9 @@ class Host:
         got = self.opened.get(name)
         if got is not None and got[0] == desc:
             return got[1], got[2]
-        inputs = [transport.open_buffer(d["tensor"]) if "tensor" in d else d["value"]
+        inputs = [transport.open_buffer(d["tensor"], native) if "tensor" in d else d["value"]
                   for d in desc["inputs"]]
-        outputs = [transport.open_buffer(d) for d in desc["outputs"]]
+        outputs = [transport.open_buffer(d, native) for d in desc["outputs"]]
         self.opened[name] = (desc, inputs, outputs)
         return inputs, outputs
 
@@ -180,6 +191,17 @@ class Host:
         device_sync(self.device)
         return meta
 
+    def _check_precision(self, outputs):
+        """H13 from what ran: fp32 outputs must come from fp32 arithmetic, so the TF32 switches
+        the host turned off before any candidate code ran must still be off."""
+        if self.device.type != "cuda" or not any(o.dtype == torch.float32 for o in outputs):
+            return
+        on = [name for name, value in _precision_switches() if value]
+        if on:
+            raise CandidateError("cheat", "the candidate turned on reduced-precision fp32 "
+                                 "arithmetic (%s) for a float32 problem" % ", ".join(on),
+                                 rule="H13")
+
     def op_call(self, msg):
         inputs, outputs = self._open(msg["slot"], msg["buffers"])
         self.ext_state["ablate"] = bool(msg.get("ablate"))
@@ -193,6 +215,7 @@ class Host:
             device_sync(self.device)
         finally:
             self.ext_state["ablate"] = False
+        self._check_precision(outputs)
         reply = {"ok": True, "outputs": self._deliver(out, inputs, outputs),
                  "extension_calls": self.ext_state["calls"] - calls_before}
         if facts is not None:
@@ -236,6 +259,7 @@ class Host:
         if name not in self.timed_last:
             raise CandidateError("internal", "no timed output for slot %s" % name)
         inputs, outputs = self._open(name, msg["buffers"])
+        self._check_precision(outputs)
         return {"ok": True, "outputs": self._deliver(self.timed_last[name], inputs, outputs)}
 
     def serve(self):
@@ -287,4 +311,8 @@ def main(fd, spawn):
     host.sandbox, host.sandbox_error = state, error
     if error is None and host.device.type == "cuda":
         torch.cuda.set_device(host.device)
+        # The judge computes references in full fp32 (no TF32); PyTorch compute the candidate
+        # keeps (allowed under the kernelbench policy) must too, or an honest conv fails 1e-4.
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
     return host.serve()

@@ -46,14 +46,19 @@ class Memory:
     """What the judge plans with: the device's free memory (or a budget that caps it, for tests
     and shared GPUs: $KFORGE_DEVICE_MEMORY_BUDGET bytes), and the peak it held."""
 
-    def __init__(self, device):
+    def __init__(self, device, exporter):
         self.device = torch.device(device)
+        self.exporter = exporter  # its shared buffers are outside PyTorch's allocator
         self.budget = int(os.environ.get("KFORGE_DEVICE_MEMORY_BUDGET", "0") or 0)
         self.held = 0  # CPU: bytes of the slots' tensors (no allocator to ask)
         self.peak = 0
 
     def cuda(self):
         return self.device.type == "cuda"
+
+    def allocated(self):
+        """Device memory the judge holds: PyTorch's tensors and the shared buffers."""
+        return torch.cuda.memory_allocated(self.device) + self.exporter.shared_bytes
 
     def free_bytes(self):
         """What the judge may still use: the budget less what it holds, or the device's free
@@ -62,7 +67,7 @@ class Memory:
             free, _total = torch.cuda.mem_get_info(self.device)
             free += torch.cuda.memory_reserved(self.device) - torch.cuda.memory_allocated(self.device)
             if self.budget:
-                free = min(free, self.budget - torch.cuda.memory_allocated(self.device))
+                free = min(free, self.budget - self.allocated())
             return max(int(free), 0)
         if self.budget:
             return max(self.budget - self.held, 0)
@@ -79,13 +84,18 @@ class Memory:
         """Accounts bytes the judge's slots hold (CPU); refuses past the budget as an
         out-of-memory would."""
         if self.cuda():
-            self.peak = max(self.peak, torch.cuda.max_memory_allocated(self.device))
+            self.note_peak()
             return
         if self.budget and self.held + nbytes > self.budget:
             raise MemoryError("kforge's judge would hold %d bytes, over its memory budget of %d"
                               % (self.held + nbytes, self.budget))
         self.held += nbytes
         self.peak = max(self.peak, self.held)
+
+    def note_peak(self):
+        # PyTorch's peak plus the shared buffers now: close, as both peak while a trial is set.
+        self.peak = max(self.peak, torch.cuda.max_memory_allocated(self.device)
+                        + self.exporter.shared_bytes)
 
     def give(self, nbytes):
         if not self.cuda():
@@ -95,10 +105,9 @@ class Memory:
         """Before a candidate runs: the peak so far noted, spare cached blocks handed back."""
         if not self.cuda():
             return
-        self.peak = max(self.peak, torch.cuda.max_memory_allocated(self.device))
-        # Buffers shared with a candidate stay allocated after the judge drops them until torch
-        # learns that the candidate, long exited, let go: without this they pile up, problem
-        # after problem (seen on the H200: 130 GiB held after 18 problems).
+        self.note_peak()
+        # Memory PyTorch itself shared (before the helper was loaded) is freed only once torch
+        # learns the receiver let go; a killed candidate never says so (see transport.Exporter).
         torch.cuda.ipc_collect()
         spare = torch.cuda.memory_reserved(self.device) - torch.cuda.memory_allocated(self.device)
         if spare > CACHE_SLACK_BYTES:
@@ -411,12 +420,13 @@ class Judge:
         else:
             info.update({"device_name": _cpu_name()})
         self.exporter = transport.Exporter(self.device, self.shm_dir)
-        self.memory = Memory(self.device)
+        self.memory = Memory(self.device, self.exporter)
         return info
 
     def op_native(self, msg):
         global native
         native = load_extension(msg["path"], msg["module_name"])
+        self.exporter.native = native
         return {"ok": True, "has_cuda": bool(native.has_cuda())}
 
     def problem(self, pid):
@@ -494,10 +504,10 @@ class Judge:
 
     def op_memory(self, msg):
         """The judge's peak device memory since the last ask (bytes); resets the peak."""
-        peak = self.memory.peak
         if self.memory.cuda():
-            peak = max(peak, torch.cuda.max_memory_allocated(self.memory.device))
+            self.memory.note_peak()
             torch.cuda.reset_peak_memory_stats(self.memory.device)
+        peak = self.memory.peak
         self.memory.peak = self.memory.held
         return {"ok": True, "peak_bytes": int(peak), "free_bytes": self.memory.free_bytes()}
 

@@ -37,12 +37,16 @@ def poison(t):
 
 
 class Exporter:
-    """Judge side: allocates shared buffers and describes them."""
+    """Judge side: allocates shared buffers and describes them. On a GPU they come from kforge's
+    compiled helper (`native`, set once it is loaded), outside PyTorch's caching allocator: see
+    SharedAlloc in runner/native/kforge_native.cpp for why. `shared_bytes` counts them."""
 
     def __init__(self, device, shm_dir):
         self.device = torch.device(device)
         self.shm_dir = shm_dir
         self.count = 0
+        self.native = None
+        self.shared_bytes = 0
 
     def new(self, shape, dtype):
         shape = list(shape)
@@ -53,27 +57,46 @@ class Exporter:
             flat = torch.from_file(path, shared=True, size=max(n, 1), dtype=dtype)
             t = flat[:n].view(shape)
             desc = {"kind": "file", "path": path, "numel": n}
-        else:
+        elif self.native is not None and hasattr(self.native, "shared_alloc"):
+            nbytes = numel(shape) * _element_size(dtype)
+            raw, handle = self.native.shared_alloc(nbytes, self.device.index or 0)
+            t = raw.view(dtype).view(shape)
+            self.shared_bytes += nbytes
+            desc = {"kind": "cuda_raw", "handle": base64.b64encode(handle).decode(),
+                    "nbytes": nbytes}
+        else:  # before the helper is loaded: PyTorch's own sharing
             t = torch.empty(shape, dtype=dtype, device=self.device)
             desc = {"kind": "cuda_ipc", "args": _encode_ipc(t)}
         desc.update({"shape": shape, "dtype": dtype_name(dtype)})
         return t, desc
 
     def release(self, desc):
+        """After the judge drops the buffer's tensor: a file is unlinked (the device memory of a
+        cuda_raw buffer is freed with its tensor)."""
         if desc.get("kind") == "file":
             try:
                 os.unlink(desc["path"])
             except OSError:
                 pass
+        elif desc.get("kind") == "cuda_raw":
+            self.shared_bytes -= desc["nbytes"]
 
 
-def open_buffer(desc):
+def _element_size(dtype):
+    return torch.empty((), dtype=dtype).element_size()
+
+
+def open_buffer(desc, native=None):
     """Candidate side: the tensor a descriptor names (device memory or a mapped file)."""
     dtype = DTYPES[desc["dtype"]]
     if desc["kind"] == "file":
         n = desc["numel"]
         flat = torch.from_file(desc["path"], shared=True, size=max(n, 1), dtype=dtype)
         return flat[:n].view(desc["shape"])
+    if desc["kind"] == "cuda_raw":
+        device = torch.cuda.current_device()
+        raw = native.shared_open(base64.b64decode(desc["handle"]), desc["nbytes"], device)
+        return raw.view(dtype).view(desc["shape"])
     if desc["kind"] == "cuda_ipc":
         from torch.multiprocessing.reductions import rebuild_cuda_tensor
         return rebuild_cuda_tensor(*_decode_ipc(desc["args"]))

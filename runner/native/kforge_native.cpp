@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #ifdef KFORGE_WITH_CUDA
+#include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime.h>
 #endif
@@ -167,6 +168,44 @@ py::tuple RunBatch(py::function fn, py::list arg_sets, int64_t first, int64_t it
   return py::make_tuple(device_ms, wall_ms, outs);
 }
 
+#ifdef KFORGE_WITH_CUDA
+// Device memory the judge shares with candidate processes (CUDA IPC), allocated outside
+// PyTorch's caching allocator. Memory PyTorch shares stays allocated until every process it was
+// sent to has released it, and a candidate process is killed, never releasing anything: on the
+// H200 the judge held 130 GiB after 18 KernelBench problems. cudaFree here returns the memory
+// as soon as the judge drops the buffer; the driver keeps it mapped in a live candidate until
+// that process exits.
+torch::TensorOptions BytesOn(int device) {
+  return torch::TensorOptions().dtype(torch::kUInt8).device(torch::kCUDA, device);
+}
+
+// A tensor of `nbytes` bytes of fresh device memory and its IPC handle.
+py::tuple SharedAlloc(int64_t nbytes, int device) {
+  c10::cuda::CUDAGuard guard(device);
+  void* p = nullptr;
+  Check(cudaMalloc(&p, static_cast<size_t>(std::max<int64_t>(nbytes, 1))), "cudaMalloc");
+  cudaIpcMemHandle_t handle;
+  if (cudaError_t e = cudaIpcGetMemHandle(&handle, p); e != cudaSuccess) {
+    cudaFree(p);
+    Check(e, "cudaIpcGetMemHandle");
+  }
+  auto t = torch::from_blob(p, {nbytes}, [](void* q) { cudaFree(q); }, BytesOn(device));
+  return py::make_tuple(t, py::bytes(reinterpret_cast<const char*>(&handle), sizeof(handle)));
+}
+
+// The judge's buffer, mapped into this process; unmapped when the tensor is freed.
+torch::Tensor SharedOpen(const py::bytes& handle_bytes, int64_t nbytes, int device) {
+  std::string s = handle_bytes;
+  cudaIpcMemHandle_t handle;
+  if (s.size() != sizeof(handle)) throw std::invalid_argument("not a CUDA IPC handle");
+  std::memcpy(&handle, s.data(), sizeof(handle));
+  c10::cuda::CUDAGuard guard(device);
+  void* p = nullptr;
+  Check(cudaIpcOpenMemHandle(&p, handle, cudaIpcMemLazyEnablePeerAccess), "cudaIpcOpenMemHandle");
+  return torch::from_blob(p, {nbytes}, [](void* q) { cudaIpcCloseMemHandle(q); }, BytesOn(device));
+}
+#endif
+
 bool HasCuda() {
 #ifdef KFORGE_WITH_CUDA
   return true;
@@ -183,4 +222,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         py::arg("before") = py::none());
   m.def("device_sync", &DeviceSync, "device-wide synchronize");
   m.def("has_cuda", &HasCuda, "whether this build can time CUDA work");
+#ifdef KFORGE_WITH_CUDA
+  m.def("shared_alloc", &SharedAlloc, "device memory to share with candidates: (bytes, handle)");
+  m.def("shared_open", &SharedOpen, "a shared buffer of the judge's, mapped here");
+#endif
 }
