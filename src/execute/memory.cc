@@ -15,9 +15,9 @@ MemoryFacts MemoryFactsFromJson(const nlohmann::json& j) {
 
 int FitTimingPool(int requested, const MemoryFacts& m) {
   requested = std::max(requested, 1);
-  const int64_t per_set = 2 * m.input_bytes + m.output_bytes;
+  const int64_t per_set = 2 * (m.input_bytes + m.output_bytes);
   if (m.free_bytes <= 0 || per_set <= 0) return requested;
-  const int64_t fits = (m.free_bytes / 2) / per_set;
+  const int64_t fits = (m.free_bytes / 3) / per_set;
   return static_cast<int>(std::clamp<int64_t>(fits, 1, requested));
 }
 

@@ -19,10 +19,12 @@ struct MemoryFacts {
 MemoryFacts MemoryFactsFromJson(const nlohmann::json& j);
 
 // Input sets in the timing rotation: the requested number while they fit, fewer for big
-// problems, never less than one. Each set costs the judge its input and output buffers and the
+// problems, never less than one. Each set costs the judge its input and output buffers, and the
 // candidate a pristine copy of the inputs (fresh inputs are rewritten from it before every timed
-// call); together the sets may take half of the free memory, leaving the other half to the
-// candidate's own outputs and work space and to the judge's checks.
+// call) and the set's last output (checked after timing); together the sets may take a third of
+// the free memory, leaving the rest to the candidate's own outputs and work space and to the
+// judge's checks. (Half was too much on the H200: KernelBench's 7 GiB InstanceNorm ran the
+// candidate out of memory with two sets.)
 int FitTimingPool(int requested, const MemoryFacts& m);
 
 }  // namespace kf::execute

@@ -141,8 +141,10 @@ class CandidateRun {
       chan_.Close();
       ::kill(-pid_, SIGKILL);
       ::kill(pid_, SIGKILL);
-      (void)lane_.zygote.Request({{"op", "reap"}, {"pid", pid_}, {"timeout_s", 5}},
-                                 milliseconds(10000));
+      // Until it is gone: a process with a large CUDA context takes seconds to give its memory
+      // back, and the next problem's judge work must not meet it (seen on the H200).
+      (void)lane_.zygote.Request({{"op", "reap"}, {"pid", pid_}, {"timeout_s", 30}},
+                                 milliseconds(40000));
       pid_ = -1;
     }
     if (!workdir_.empty()) {
