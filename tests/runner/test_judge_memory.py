@@ -1,0 +1,142 @@
+"""Tests for the judge's memory model (runner/kforge_runner/judge.py, docs/PROTOCOL.md "Memory")
+on the CPU: comparisons in chunks agree with one pass, the timed-input rewrite of a large input
+is the same in the candidate and the judge, big slots keep no copies, and loaded problems'
+models are set aside under a memory budget and come back with the same weights.
+Run with /usr/bin/python3 -m unittest discover -s tests/runner (needs torch)."""
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+from unittest import mock
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "runner"))
+
+import torch  # noqa: E402
+
+from kforge_runner import common, judge  # noqa: E402
+
+PROBLEM = '''
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.lin = nn.Linear(n, n)
+
+    def forward(self, x):
+        return self.lin(x)
+
+def get_inputs():
+    return [torch.randn(4, N)]
+
+def get_init_inputs():
+    return [N]
+
+N = %d
+'''
+
+
+class CompareTest(unittest.TestCase):
+    def test_chunks_give_the_same_account_as_one_pass(self):
+        torch.manual_seed(0)
+        ref = torch.randn(37, 53)
+        out = ref.clone()
+        out[3, 7] += 1.0
+        out[20, 1] = float("nan")
+        out[30, 50] -= 0.5
+        whole = judge.compare(out, ref, 1e-4, 1e-4)
+        with mock.patch.object(judge, "COMPARE_CHUNK", 64):
+            chunked = judge.compare(out, ref, 1e-4, 1e-4)
+        self.assertFalse(whole[0])
+        self.assertEqual(whole, chunked)
+        self.assertEqual(chunked[1]["bad_elements"], 3)
+        self.assertEqual(chunked[1]["first_bad_index"], [3, 7])
+        self.assertEqual(chunked[1]["nonfinite_where_ref_finite"], 1)
+
+    def test_a_match_passes_in_chunks(self):
+        ref = torch.randn(1000)
+        with mock.patch.object(judge, "COMPARE_CHUNK", 7):
+            self.assertTrue(judge.compare(ref.clone(), ref, 1e-4, 1e-4)[0])
+
+
+class PerturberTest(unittest.TestCase):
+    def test_large_inputs_are_rewritten_in_rows_alike_on_both_sides(self):
+        base = [torch.randn(5, 1001), torch.randn(3)]
+        with mock.patch.object(common, "PERTURB_PERIOD", 256):
+            p = common.Perturber(base, seed=12345)
+            self.assertEqual(p.noise[0].numel(), 256 + common.PERTURB_SPAN)
+            bufs = [torch.empty_like(x) for x in base]
+            for index in (1, 2, 99):
+                p.apply(bufs, index)
+                want = p.inputs(index)
+                for b, w, x in zip(bufs, want, base):
+                    self.assertTrue(torch.equal(b, w))
+                    ratio = w / x
+                    self.assertTrue(bool(((ratio > 1 - common.PERTURB_EPS - 1e-6)
+                                          & (ratio <= 1.0 + 1e-6)).all()))
+            self.assertFalse(torch.equal(p.inputs(1)[0], p.inputs(2)[0]))
+
+
+class JudgeMemoryTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="kforge-judge-test.")
+        self.judges = []
+        # Three problems whose models take 1 MiB each (a 512 x 512 linear layer, fp32).
+        self.paths = []
+        for i in range(3):
+            path = os.path.join(self.dir, "p%d.py" % i)
+            with open(path, "w") as f:
+                f.write(PROBLEM % 512)
+            self.paths.append(path)
+
+    def tearDown(self):
+        for j in self.judges:  # their shared-buffer files and folders under /dev/shm
+            j.problem_slots_released()
+            shutil.rmtree(j.shm_dir, ignore_errors=True)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def judge(self, budget):
+        with mock.patch.dict(os.environ, {"KFORGE_DEVICE_MEMORY_BUDGET": str(budget)}):
+            j = judge.Judge(chan=None)
+            self.assertTrue(j.op_hello({"device": "cpu"})["ok"])
+        self.judges.append(j)
+        return j
+
+    def load(self, j, i):
+        return j.op_load_problem({"id": "p%d" % i, "path": self.paths[i], "init_seed": 100 + i})
+
+    def test_models_over_an_eighth_of_the_budget_are_set_aside_and_come_back_alike(self):
+        j = self.judge(20 << 20)  # an eighth is 2.5 MiB: two 1 MiB models, not three
+        weights = self.load(j, 0) and j.problems["p0"].model.lin.weight.clone()
+        self.load(j, 1)
+        self.load(j, 2)
+        self.assertEqual(sorted(j.problems), ["p1", "p2"])
+        self.assertIn("p0", j.dormant)
+        p0 = j.problem("p0")  # loaded again from its seed
+        self.assertTrue(torch.equal(p0.model.lin.weight, weights))
+        self.assertNotIn("p0", j.dormant)
+        self.assertEqual(len(j.problems), 2)
+
+    def test_a_big_slot_keeps_only_its_buffers_and_a_small_one_its_copies(self):
+        j = self.judge(512 << 10)  # 1/64 of 512 KiB is 8 KiB: a 4 x 512 slot's 16 KiB is over
+        self.load(j, 0)
+        prep = j.op_prepare({"problem": "p0", "slot": "main", "seed": 7})
+        self.assertTrue(prep["ok"])
+        slot = j.problems["p0"].slots["main"]
+        self.assertIsNone(slot.kept)
+        # The candidate's answer, written into the output buffer, checks against a redraw.
+        inputs = j.problems["p0"].inputs_of(slot.recipe)
+        slot.out_bufs[0].copy_(j.problems["p0"].reference(inputs)[0])
+        self.assertTrue(j.op_check({"problem": "p0", "slot": "main"})["pass"])
+
+        big = self.judge(1 << 30)
+        self.load(big, 0)
+        big.op_prepare({"problem": "p0", "slot": "main", "seed": 7})
+        self.assertIsNotNone(big.problems["p0"].slots["main"].kept)
+
+
+if __name__ == "__main__":
+    unittest.main()
