@@ -157,7 +157,7 @@ std::string RenderHtml(const Metrics& m, const RunInfo& info) {
        "border-radius:3px;color:#fff;margin-right:3px;font-size:12px}</style></head><body>";
   o << "<h1>kforge bench</h1><p>" << Esc(info.started_at) << " &middot; backend "
     << Esc(info.backend) << (info.device.empty() ? "" : " (" + Esc(info.device) + ")")
-    << " &middot; " << info.lanes << " lane(s)" << (info.sequential ? " &middot; sequential" : "")
+    << " &middot; policy " << Esc(info.policy) << " &middot; " << info.lanes << " lane(s)" << (info.sequential ? " &middot; sequential" : "")
     << " &middot; " << info.samples << " samples (" << info.evaluated << " evaluated now, "
     << info.reused << " from the store) &middot; wall " << Num(info.wall_ms / 1000) << " s</p>";
   o << "<p>Pass@k uses k' = min(k, n) per problem (k = " << m.options.k

@@ -117,7 +117,8 @@ std::string RenderMarkdown(const Metrics& m, const RunInfo& info) {
   std::ostringstream o;
   o << "# kforge bench report\n\n";
   o << "- started: " << info.started_at << "\n- backend: " << info.backend
-    << (info.device.empty() ? "" : " (" + info.device + ")") << ", lanes: " << info.lanes
+    << (info.device.empty() ? "" : " (" + info.device + ")") << ", policy: " << info.policy
+    << ", lanes: " << info.lanes
     << (info.sequential ? " (sequential mode)" : "") << "\n";
   o << "- samples: " << info.samples << " (evaluated now: " << info.evaluated
     << ", reused from the store: " << info.reused << ", identical to another: " << info.deduplicated
@@ -177,6 +178,7 @@ json ResultsJson(const Metrics& m, const RunInfo& info) {
           {"run",
            {{"started_at", info.started_at},
             {"backend", info.backend},
+            {"policy", info.policy},
             {"device", info.device},
             {"problem_roots", info.problem_roots},
             {"samples_root", info.samples_root},

@@ -27,6 +27,7 @@ struct SampleRecord {
 struct RunInfo {
   std::string started_at;  // UTC, ISO 8601
   std::string backend, device;
+  std::string policy = "strict";  // the acceptance rule every verdict of the run was reached under
   std::vector<std::string> problem_roots;
   std::string samples_root;
   int lanes = 1;

@@ -152,6 +152,7 @@ int RunBench(const BenchFlags& f) {
   bench::RunInfo info;
   info.started_at = NowUtc();
   info.backend = opt.backend;
+  info.policy = execute::PolicyName(opt.exec.policy);
   info.problem_roots = f.problems;
   info.samples_root = f.samples;
   info.lanes = (*ev)->lanes();

@@ -31,6 +31,11 @@ eval::EvalOptions ToEvalOptions(const EvalFlags& f) {
   opt.exec.call_timeout = std::chrono::seconds(f.call_timeout_s);
   opt.exec.load_timeout = std::chrono::seconds(f.load_timeout_s);
   opt.exec.allow_libraries = f.allow_libraries;
+  opt.exec.policy = execute::ParsePolicy(f.policy).value_or(execute::Policy::kStrict);
+  opt.allowlist = f.allowlist;
+  // Now, so that the settings digest (job ids) covers the list; Evaluator::Create reports a
+  // list it cannot read.
+  (void)eval::LoadPolicy(&opt);
   return opt;
 }
 
@@ -56,6 +61,15 @@ void AddVerdictFlags(CLI::App* app, EvalFlags* f) {
       ->check(CLI::Range(1, 3600));
   app->add_flag("--allow-libraries", f->allow_libraries,
                 "allow cuBLAS/cuDNN/CUTLASS and ATen compute called from kernel sources");
+  app->add_option("--policy", f->policy,
+                  "strict (default; MooreEval's: only allowlisted plumbing ATen ops beside your "
+                  "kernels) or kernelbench (KernelBench's: PyTorch may compute parts of the "
+                  "model; the verdict lists which ops)")
+      ->check(CLI::IsMember({"strict", "kernelbench"}));
+  app->add_option("--allowlist", f->allowlist,
+                  "the strict policy's ATen allowlist file (default: "
+                  "runner/policies/strict_allowed_aten.txt)")
+      ->check(CLI::ExistingFile);
 }
 
 }  // namespace kf::cli

@@ -28,6 +28,8 @@ struct EvalFlags {
   int call_timeout_s = 60;
   int load_timeout_s = 120;
   bool allow_libraries = false;
+  std::string policy = "strict";  // execute/policy.h
+  std::string allowlist;          // "" : kforge's runner/policies/strict_allowed_aten.txt
 };
 
 eval::EvalOptions ToEvalOptions(const EvalFlags& f);

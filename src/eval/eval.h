@@ -46,7 +46,14 @@ struct EvalOptions {
   double reverify_speedup = 10.0;
   execute::ExecOptions exec;
   score::RewardOptions reward;
+  // The strict policy's allowlist file; "" is kforge's (runner/policies/). Read into
+  // exec.allowed_aten by LoadPolicy.
+  std::filesystem::path allowlist;
 };
+
+// Reads the allowlist into opt->exec.allowed_aten unless it is already there. Both policies use
+// it: strict to decide H01, kernelbench to tell plumbing from the compute the verdict lists.
+Status LoadPolicy(EvalOptions* opt);
 
 // A candidate after the CPU-bound stages (extract, static legality, build). Either final, its
 // verdict decided (format_error, cheat, compile_error, infra_error), or ready for a lane.

@@ -55,6 +55,9 @@ json VerdictSettings(const EvalOptions& opt) {
       {"time_candidate", e.time_candidate},
       {"runtime_rules", e.runtime_rules},
       {"allow_libraries", e.allow_libraries},
+      {"policy", execute::PolicyName(e.policy)},
+      // Edits to the allowlist file change what strict accepts and what kernelbench lists.
+      {"allowed_aten", e.allowed_aten},
       {"timing",
        {{"warmup_iters", t.warmup_iters}, {"min_samples", t.min_samples},
         {"max_samples", t.max_samples}, {"target_spread", t.target_spread},

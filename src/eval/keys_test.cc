@@ -34,6 +34,8 @@ TEST(VerdictKey, EveryVerdictShapingOptionSeparates) {
       {"runtime_rules", [](EvalOptions& o) { o.exec.runtime_rules = false; }},
       {"no baselines", [](EvalOptions& o) { o.baselines = false; }},
       {"reference as candidate", [](EvalOptions& o) { o.reference_as_candidate = true; }},
+      {"policy", [](EvalOptions& o) { o.exec.policy = execute::Policy::kKernelBench; }},
+      {"allowlist", [](EvalOptions& o) { o.exec.allowed_aten.insert("aten::add"); }},
       {"timing budget", [](EvalOptions& o) { o.exec.timing.budget_ms = 500; }},
       {"timing pool", [](EvalOptions& o) { o.exec.timing.pool = 2; }},
       {"call timeout", [](EvalOptions& o) { o.exec.call_timeout = std::chrono::seconds(5); }},

@@ -5,6 +5,7 @@
 
 #include "common/process.h"
 #include "eval/eval.h"
+#include "execute/policy.h"
 
 #ifndef KFORGE_SOURCE_DIR
 #define KFORGE_SOURCE_DIR ""
@@ -31,6 +32,15 @@ fs::path FindRunnerDir() {
     }
   }
   return fs::path(KFORGE_SOURCE_DIR) / "runner";
+}
+
+Status LoadPolicy(EvalOptions* opt) {
+  if (!opt->exec.allowed_aten.empty()) return Status::Ok();
+  auto ops = execute::ReadAllowlist(
+      opt->allowlist.empty() ? execute::DefaultAllowlist(opt->runner_dir) : opt->allowlist);
+  if (!ops.ok()) return ops.status();
+  opt->exec.allowed_aten = std::move(ops.value());
+  return Status::Ok();
 }
 
 int GpuDeviceNodes() {

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "common/diagnostic.h"
 #include "common/status.h"
 #include "execute/memory.h"
+#include "execute/policy.h"
 #include "execute/timing.h"
 
 namespace kf::execute {
@@ -71,6 +73,8 @@ struct ExecOptions {
   // and one ablation call (the extension's results replaced with NaN must change the answer).
   bool runtime_rules = true;
   bool allow_libraries = false;  // cuBLAS/cuDNN/CUTLASS kernels and aten compute from C++
+  Policy policy = Policy::kStrict;   // what PyTorch compute beside the kernels means (policy.h)
+  std::set<std::string> allowed_aten;  // plumbing ops (the allowlist file); see eval::LoadPolicy
   TimingOptions timing;
   std::chrono::milliseconds load_timeout{std::chrono::minutes(2)};  // import + __init__, builds excluded
   std::chrono::milliseconds call_timeout{std::chrono::seconds(60)};  // one forward call
@@ -112,6 +116,9 @@ struct ExecResult {
   double spawn_ms = 0;
   bool build_failed = false;  // a run-time load_inline request failed to compile
   int input_sets = 0;          // the timing rotation's size (FitTimingPool); 0 when not timed
+  // ATen compute ops outside the allowlist that ran in the profiled forward (kernelbench policy:
+  // allowed and listed in the verdict; strict: these made it H01).
+  std::vector<std::string> pytorch_ops;
   int64_t judge_peak_bytes = 0;  // the most device memory the judge held during the run
   int64_t candidate_peak_bytes = 0;  // the candidate process's (runs that end ok only)
 };

@@ -365,9 +365,11 @@ class CandidateRun {
       }
       if (profiled) {
         auto found = CheckProfile(r->value("profile", json::object()),
-                                  r->value("extension_calls", 0), opt_.allow_libraries);
-        if (!found.empty()) {
-          for (auto& d : found) out_.diagnostics.push_back(d);
+                                  r->value("extension_calls", 0),
+                                  {opt_.policy, &opt_.allowed_aten, opt_.allow_libraries});
+        out_.pytorch_ops = found.pytorch_ops;
+        if (!found.cheats.empty()) {
+          for (auto& d : found.cheats) out_.diagnostics.push_back(d);
           out_.outcome = Outcome::kCheat;
           Stop();
           return false;

@@ -1,32 +1,9 @@
 #include "execute/runtime_rules.h"
 
+#include <algorithm>
 #include <regex>
-#include <set>
 
 namespace kf::execute {
-namespace {
-
-const std::set<std::string_view> kAllowedAten = {
-    "aten::empty", "aten::empty_like", "aten::empty_strided", "aten::new_empty",
-    "aten::new_empty_strided", "aten::new_zeros", "aten::new_ones", "aten::new_full",
-    "aten::zeros", "aten::zeros_like", "aten::ones", "aten::ones_like", "aten::full",
-    "aten::full_like", "aten::fill_", "aten::zero_", "aten::copy_", "aten::clone",
-    "aten::contiguous", "aten::view", "aten::_unsafe_view", "aten::reshape",
-    "aten::_reshape_alias", "aten::as_strided", "aten::t", "aten::transpose", "aten::permute",
-    "aten::expand", "aten::expand_as", "aten::unsqueeze", "aten::squeeze", "aten::select",
-    "aten::slice", "aten::narrow", "aten::detach", "aten::alias", "aten::lift_fresh",
-    "aten::to", "aten::_to_copy", "aten::resize_", "aten::flatten", "aten::unflatten",
-    "aten::view_as", "aten::resolve_conj", "aten::resolve_neg", "aten::item",
-    "aten::_local_scalar_dense", "aten::size", "aten::stride", "aten::numel", "aten::split",
-    "aten::chunk", "aten::unbind", "aten::cat", "aten::stack", "aten::arange",
-    "aten::scalar_tensor", "aten::result_type"};
-
-}  // namespace
-
-bool IsAllowedAtenOp(std::string_view op) {
-  return kAllowedAten.count(op) > 0;
-}
-
 bool IsLibraryKernel(std::string_view kernel) {
   static const std::regex kLib(
       R"(cublas|cutlass|cudnn|xmma|nvjet|magma|gemv2T_kernel|gemvNSP|splitKreduce_kernel|(^|[^a-z])(ampere|hopper|volta|turing|sm\d\d)_[a-z0-9]*gemm)",
@@ -34,28 +11,34 @@ bool IsLibraryKernel(std::string_view kernel) {
   return std::regex_search(kernel.begin(), kernel.end(), kLib);
 }
 
-std::vector<Diagnostic> CheckProfile(const nlohmann::json& profile, int extension_calls,
-                                     bool allow_libraries) {
-  std::vector<Diagnostic> out;
-  auto diag = [&](const std::string& code, const std::string& msg, const std::string& hint) {
+ProfileFindings CheckProfile(const nlohmann::json& profile, int extension_calls,
+                             const ProfileRules& rules) {
+  ProfileFindings out;
+  auto cheat = [&](const std::string& code, const std::string& msg, const std::string& hint) {
     Diagnostic d;
     d.stage = "runtime";
     d.code = code;
     d.message = msg;
     d.hint = hint;
-    out.push_back(d);
+    out.cheats.push_back(d);
   };
-  std::string illegal;
+  const bool strict = rules.policy == Policy::kStrict;
   for (const auto& op : profile.value("aten", nlohmann::json::array())) {
-    if (!op.is_string() || IsAllowedAtenOp(op.get<std::string>())) continue;
-    if (!illegal.empty()) illegal += ", ";
-    illegal += op.get<std::string>();
+    if (!op.is_string()) continue;
+    const std::string name = op.get<std::string>();
+    if (rules.allowed_aten && rules.allowed_aten->count(name)) continue;
+    if (std::find(out.pytorch_ops.begin(), out.pytorch_ops.end(), name) == out.pytorch_ops.end()) {
+      out.pytorch_ops.push_back(name);
+    }
   }
-  if (!illegal.empty()) {
-    diag("H01", "PyTorch computed part of the answer during ModelNew.forward: " + illegal,
-         "Do all compute in your own kernels; in forward use only allocation, views and copies.");
+  if (strict && !out.pytorch_ops.empty()) {
+    std::string ops;
+    for (const auto& op : out.pytorch_ops) ops += (ops.empty() ? "" : ", ") + op;
+    cheat("H01", "PyTorch computed part of the answer during ModelNew.forward: " + ops,
+          "Do all compute in your own kernels; in forward use only allocation, views and copies "
+          "(or evaluate under --policy kernelbench, which allows PyTorch compute beside them).");
   }
-  if (!allow_libraries) {
+  if (strict && !rules.allow_libraries) {
     std::string libs;
     for (const auto& k : profile.value("kernels", nlohmann::json::array())) {
       if (!k.is_string() || !IsLibraryKernel(k.get<std::string>())) continue;
@@ -63,13 +46,13 @@ std::vector<Diagnostic> CheckProfile(const nlohmann::json& profile, int extensio
       libs += k.get<std::string>().substr(0, 120);
     }
     if (!libs.empty()) {
-      diag("H04", "vendor library kernels ran during ModelNew.forward: " + libs,
-           "cuBLAS, cuDNN and CUTLASS are not allowed for this job; write the kernel yourself.");
+      cheat("H04", "vendor library kernels ran during ModelNew.forward: " + libs,
+            "cuBLAS, cuDNN and CUTLASS are not allowed for this job; write the kernel yourself.");
     }
   }
   if (extension_calls == 0) {
-    diag("H02", "ModelNew.forward never called a function of the candidate's own extension",
-         "The answer must come from the kernels you built with load_inline.");
+    cheat("H02", "ModelNew.forward never called a function of the candidate's own extension",
+          "The answer must come from the kernels you built with load_inline.");
   }
   return out;
 }

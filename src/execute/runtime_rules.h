@@ -2,6 +2,7 @@
 // forward call. The observations come from the untrusted process; the rules live here.
 #pragma once
 
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -9,20 +10,32 @@
 #include <nlohmann/json.hpp>
 
 #include "common/diagnostic.h"
+#include "execute/policy.h"
 
 namespace kf::execute {
-
-// Aten ops a candidate's forward may run at the outermost level: allocation, views, copies
-// and metadata. Anything else is PyTorch doing the work (H01, or H04 when the candidate's C++
-// called it).
-bool IsAllowedAtenOp(std::string_view op);
 
 // GPU kernels that belong to vendor libraries (cuBLAS, cuDNN, CUTLASS).
 bool IsLibraryKernel(std::string_view kernel);
 
+struct ProfileRules {
+  Policy policy = Policy::kStrict;
+  // Plumbing ATen ops (allocation, views, copies, metadata: the allowlist file); any other op
+  // at the outermost level is PyTorch computing. Not owned; must outlive the call.
+  const std::set<std::string>* allowed_aten = nullptr;
+  bool allow_libraries = false;
+};
+
+struct ProfileFindings {
+  std::vector<Diagnostic> cheats;        // H01 (strict), H04 (strict, libraries off), H02
+  std::vector<std::string> pytorch_ops;  // compute ops outside the allowlist, first seen first
+};
+
 // `profile` is the candidate's report {"aten": [...], "kernels": [...]}; `extension_calls` how
-// often the candidate's own extension functions were called during that forward.
-std::vector<Diagnostic> CheckProfile(const nlohmann::json& profile, int extension_calls,
-                                     bool allow_libraries);
+// often the candidate's own extension functions were called during that forward. Under strict,
+// PyTorch compute is H01 and vendor library kernels H04 unless allowed; under kernelbench both
+// are allowed (PyTorch's own convolutions run cuDNN) and the compute ops are only listed. An
+// extension never called is H02 under both.
+ProfileFindings CheckProfile(const nlohmann::json& profile, int extension_calls,
+                             const ProfileRules& rules);
 
 }  // namespace kf::execute

@@ -1,19 +1,17 @@
 #include "execute/runtime_rules.h"
 
+#include <set>
+
 #include <gtest/gtest.h>
 
 namespace kf::execute {
 namespace {
 
-TEST(RuntimeRules, AllocationAndViewsAreAllowed) {
-  for (const char* op : {"aten::empty", "aten::empty_like", "aten::view", "aten::contiguous",
-                         "aten::copy_", "aten::zeros", "aten::reshape"}) {
-    EXPECT_TRUE(IsAllowedAtenOp(op)) << op;
-  }
-  for (const char* op : {"aten::matmul", "aten::relu", "aten::softmax", "aten::add",
-                         "aten::conv2d", "aten::mm", "aten::sum", "aten::mul"}) {
-    EXPECT_FALSE(IsAllowedAtenOp(op)) << op;
-  }
+const std::set<std::string> kPlumbing = {"aten::empty", "aten::empty_like", "aten::contiguous"};
+
+ProfileFindings Check(const nlohmann::json& p, int calls, bool libraries,
+                      Policy policy = Policy::kStrict) {
+  return CheckProfile(p, calls, {policy, &kPlumbing, libraries});
 }
 
 TEST(RuntimeRules, LibraryKernelsAreRecognised) {
@@ -30,7 +28,7 @@ TEST(RuntimeRules, LibraryKernelsAreRecognised) {
 TEST(RuntimeRules, TorchComputeInForwardIsH01) {
   nlohmann::json p = {{"aten", {"aten::empty_like", "aten::matmul", "aten::relu"}},
                       {"kernels", nlohmann::json::array()}};
-  auto d = CheckProfile(p, 1, false);
+  auto d = Check(p, 1, false).cheats;
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].code, "H01");
   EXPECT_NE(d[0].message.find("aten::matmul"), std::string::npos);
@@ -40,15 +38,15 @@ TEST(RuntimeRules, TorchComputeInForwardIsH01) {
 
 TEST(RuntimeRules, LibraryKernelsAreH04UnlessAllowed) {
   nlohmann::json p = {{"aten", {"aten::empty"}}, {"kernels", {"sm90_xmma_gemm_f32", "k1(int)"}}};
-  auto d = CheckProfile(p, 2, false);
+  auto d = Check(p, 2, false).cheats;
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].code, "H04");
-  EXPECT_TRUE(CheckProfile(p, 2, true).empty());
+  EXPECT_TRUE(Check(p, 2, true).cheats.empty());
 }
 
 TEST(RuntimeRules, ExtensionNeverCalledIsH02) {
   nlohmann::json p = {{"aten", nlohmann::json::array()}, {"kernels", nlohmann::json::array()}};
-  auto d = CheckProfile(p, 0, false);
+  auto d = Check(p, 0, false).cheats;
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].code, "H02");
 }
@@ -56,7 +54,31 @@ TEST(RuntimeRules, ExtensionNeverCalledIsH02) {
 TEST(RuntimeRules, HonestProfileIsClean) {
   nlohmann::json p = {{"aten", {"aten::empty_like", "aten::contiguous"}},
                       {"kernels", {"relu_kernel_vec4(float4 const*, float4*, long)"}}};
-  EXPECT_TRUE(CheckProfile(p, 1, false).empty());
+  EXPECT_TRUE(Check(p, 1, false).cheats.empty());
+}
+
+// KernelBench's acceptance: PyTorch computes beside the candidate's kernels (a convolution kept,
+// its epilogue fused), and its cuDNN kernels run; the verdict lists the ops instead.
+TEST(RuntimeRules, KernelBenchPolicyListsPyTorchComputeInsteadOfH01) {
+  nlohmann::json p = {{"aten", {"aten::empty_like", "aten::conv2d", "aten::addmm", "aten::conv2d"}},
+                      {"kernels", {"cudnn::winograd_nonfused::winogradForwardData4x4"}}};
+  auto f = Check(p, 1, false, Policy::kKernelBench);
+  EXPECT_TRUE(f.cheats.empty());
+  EXPECT_EQ(f.pytorch_ops, (std::vector<std::string>{"aten::conv2d", "aten::addmm"}));
+  auto strict = Check(p, 1, false);
+  ASSERT_EQ(strict.cheats.size(), 2u);
+  EXPECT_EQ(strict.cheats[0].code, "H01");
+  EXPECT_EQ(strict.cheats[1].code, "H04");
+  EXPECT_EQ(strict.pytorch_ops, f.pytorch_ops);
+}
+
+// A decoy: PyTorch does all the work and the extension is never called. KernelBench's harness
+// accepts it; kforge does not, under either policy.
+TEST(RuntimeRules, ExtensionNeverCalledIsH02UnderBothPolicies) {
+  nlohmann::json p = {{"aten", {"aten::matmul"}}, {"kernels", nlohmann::json::array()}};
+  auto f = Check(p, 0, false, Policy::kKernelBench);
+  ASSERT_EQ(f.cheats.size(), 1u);
+  EXPECT_EQ(f.cheats[0].code, "H02");
 }
 
 }  // namespace

@@ -63,6 +63,13 @@ std::string Render(const Verdict& v, bool color) {
   o << "problem:     " << WithParen(v.problem_id, v.problem_hash) << "\n";
   o << "candidate:   " << WithParen(v.candidate_hash, v.candidate_format) << "\n";
   o << "backend:     " << WithParen(v.backend, v.device) << "\n";
+  o << "policy:      " << v.policy;
+  if (!v.pytorch_ops.empty()) {
+    o << " (PyTorch computed:";
+    for (const auto& op : v.pytorch_ops) o << " " << op;
+    o << ")";
+  }
+  o << "\n";
 
   if (!v.stages.empty()) {
     o << "stages:\n";

@@ -183,6 +183,8 @@ json ToJson(const Verdict& v) {
       {"candidate", {{"hash", v.candidate_hash}, {"format", v.candidate_format}}},
       {"backend", v.backend},
       {"device", v.device},
+      {"policy", v.policy},
+      {"pytorch_ops", v.pytorch_ops},
       {"status", StatusName(v.status)},
       {"stages", std::move(stages)},
       {"correct_trials", {{"passed", v.trials_passed}, {"total", v.trials_total}}},
@@ -219,6 +221,13 @@ bool VerdictFromJson(const json& j, Verdict* v, std::string* error) {
   }
   r.String(j, "backend", &out.backend);
   r.String(j, "device", &out.device);
+  // Added within schema 1: verdicts stored before have neither (they were strict, with none).
+  out.policy = j.value("policy", std::string("strict"));
+  if (auto it = j.find("pytorch_ops"); it != j.end() && it->is_array()) {
+    for (const auto& op : *it) {
+      if (op.is_string()) out.pytorch_ops.push_back(op.get<std::string>());
+    }
+  }
   std::string status;
   r.String(j, "status", &status);
   if (r.ok() && !StatusFromName(status, &out.status)) {

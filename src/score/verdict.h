@@ -48,6 +48,10 @@ struct Verdict {
   std::string candidate_format = "kernelbench";
   std::string backend;
   std::string device;
+  // The acceptance rule ("strict" or "kernelbench", execute/policy.h) and, under kernelbench,
+  // the PyTorch compute ops that ran beside the candidate's kernels in its forward.
+  std::string policy = "strict";
+  std::vector<std::string> pytorch_ops;
   VerdictStatus status = VerdictStatus::kInfraError;
   std::vector<StageRecord> stages;
   int trials_passed = 0;

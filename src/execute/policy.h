@@ -1,0 +1,29 @@
+// policy: which acceptance rule a verdict is reached under (docs/PROTOCOL.md, "Policies").
+//   strict       MooreEval's: outside the candidate's own kernels only allowlisted plumbing
+//                ATen ops may run in forward (anything else is cheat H01).
+//   kernelbench  KernelBench's: PyTorch may compute parts of the model beside the candidate's
+//                kernels; the verdict lists which compute ops ran. Every HACKS.md trick is still
+//                cheat (a decoy kernel beside PyTorch doing all the work is H02).
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace kf::execute {
+
+enum class Policy { kStrict, kKernelBench };
+
+const char* PolicyName(Policy p);
+std::optional<Policy> ParsePolicy(std::string_view name);
+
+// The ATen ops of an allowlist file: one per line, '#' comments and blank lines skipped.
+Result<std::set<std::string>> ReadAllowlist(const std::filesystem::path& path);
+// The allowlist kforge ships: runner/policies/strict_allowed_aten.txt under `runner_dir`.
+std::filesystem::path DefaultAllowlist(const std::filesystem::path& runner_dir);
+
+}  // namespace kf::execute
