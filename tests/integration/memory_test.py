@@ -10,12 +10,13 @@ makes it refuse, as an out-of-memory would, to hold more.
 Usage: memory_test.py --kforge build/kforge [--python /usr/bin/python3]
 """
 import argparse
-import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
+
+from evalcli import check
+import evalcli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MIB = 1 << 20
@@ -42,26 +43,10 @@ def get_init_inputs():
     return []
 '''
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-
-
 def evaluate(a, problem, budget, cache):
-    env = dict(os.environ, KFORGE_DEVICE_MEMORY_BUDGET=str(budget))
-    cmd = [a.kforge, "eval", "--json", "--backend", "cpu", "--python", a.python, "--cache", cache,
-           "--problem", problem, "--candidate", os.path.join(ROOT, "examples/cpu/relu.py"),
-           "--timing-budget-ms", "300", "--no-baselines", "--trials", "2"]
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    try:
-        return json.loads(p.stdout)
-    except ValueError:
-        print(p.stdout, p.stderr)
-        raise
+    return evalcli.evaluate(a.kforge, a.python, cache, problem,
+                            os.path.join(ROOT, "examples/cpu/relu.py"),
+                            env={"KFORGE_DEVICE_MEMORY_BUDGET": str(budget)})
 
 
 def stage(v, name):
@@ -100,11 +85,7 @@ def main():
           "the diagnostic names the budget: %s" % [d["message"] for d in v["diagnostics"]])
 
     shutil.rmtree(tmp, ignore_errors=True)
-    if failures:
-        print("%d check(s) failed" % len(failures))
-        return 1
-    print("memory test: all checks passed")
-    return 0
+    return evalcli.finish("memory test")
 
 
 if __name__ == "__main__":

@@ -7,36 +7,20 @@ A decoy (PyTorch doing everything, the kernel's result thrown away) is cheat und
 Usage: policy_test.py --kforge build/kforge [--python /usr/bin/python3]
 """
 import argparse
-import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
+
+from evalcli import check
+import evalcli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROBLEM = os.path.join(ROOT, "problems/level2/gemm_bias_relu.py")
 FUSED_TAIL = os.path.join(ROOT, "tests/integration/policy/gemm_in_torch_tail_fused.py")
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-
-
 def evaluate(a, cache, candidate, policy):
-    cmd = [a.kforge, "eval", "--json", "--backend", "cpu", "--python", a.python, "--cache", cache,
-           "--problem", PROBLEM, "--candidate", candidate, "--policy", policy,
-           "--timing-budget-ms", "200", "--no-baselines", "--trials", "2"]
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    try:
-        return json.loads(p.stdout)
-    except ValueError:
-        print(p.stdout, p.stderr)
-        raise
+    return evalcli.evaluate(a.kforge, a.python, cache, PROBLEM, candidate, "--policy", policy)
 
 
 def codes(v):
@@ -82,11 +66,7 @@ def main():
         print("decoy, %s: %s %s" % (policy, v["status"], codes(v)))
         check(v["status"] == "cheat", "decoy under %s: want cheat, got %s" % (policy, v["status"]))
     shutil.rmtree(tmp, ignore_errors=True)
-    if failures:
-        print("%d check(s) failed" % len(failures))
-        return 1
-    print("policy test: all checks passed")
-    return 0
+    return evalcli.finish("policy test")
 
 
 if __name__ == "__main__":

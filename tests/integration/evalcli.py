@@ -1,0 +1,35 @@
+"""Shared by the small end-to-end tests of one `kforge eval` feature (memory_test.py,
+policy_test.py): a check that records failures, and a quick CPU evaluation as JSON."""
+import json
+import os
+import subprocess
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def finish(name):
+    """The exit code: 1 when a check failed."""
+    if failures:
+        print("%d check(s) failed" % len(failures))
+        return 1
+    print("%s: all checks passed" % name)
+    return 0
+
+
+def evaluate(kforge, python, cache, problem, candidate, *flags, env=None):
+    """One CPU verdict, quick: 2 trials, a 300 ms timing budget, no baselines."""
+    cmd = [kforge, "eval", "--json", "--backend", "cpu", "--python", python, "--cache", cache,
+           "--problem", problem, "--candidate", candidate, "--timing-budget-ms", "300",
+           "--no-baselines", "--trials", "2", *flags]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, **(env or {})))
+    try:
+        return json.loads(p.stdout)
+    except ValueError:
+        print(p.stdout, p.stderr)
+        raise
