@@ -487,7 +487,8 @@ class Judge:
 
     def op_prepare(self, msg):
         p = self.problem(msg["problem"])
-        recipe = {k: msg[k] for k in ("seed", "signed", "variant", "swap_seed") if msg.get(k)}
+        # Variant 0 is a variant: keep every key that is present, falsy or not.
+        recipe = {k: msg[k] for k in ("signed", "variant", "swap_seed") if msg.get(k) is not None}
         recipe["seed"] = int(msg["seed"])
         inputs = p.inputs_of(recipe)
         if p.slots.get(msg["slot"]) is not None:

@@ -189,16 +189,25 @@ def main():
     check(results2["overall"]["pass_at_k"] == results["overall"]["pass_at_k"], "rerun: same Pass@k")
 
     # A verdict made under other settings is never handed back: another trial count, or other
-    # tolerances, evaluate every sample again (the store key covers both).
+    # tolerances, evaluate every sample again (the store key covers both). Under KernelBench v0's
+    # looser 1e-2 the off-by-one softmax may pass, depending on the inputs drawn; nothing else
+    # may change.
+    def settled(counts):
+        c = dict(counts)
+        c["ok or incorrect"] = c.pop("ok", 0) + c.pop("incorrect", 0)
+        return c
+
+    first = results["overall"]["status_counts"]
     for what, trials, extra in [("trial count", "3", ()),
                                 ("tolerance", "2", ("--atol", "1e-2", "--rtol", "1e-2"))]:
         results3, _, secs3, _ = run_bench(a.kforge, tmp, cache, a.python, trials, extra)
         run3 = results3["run"]
-        print(f"run with another {what}: {secs3:.1f} s")
+        got = results3["overall"]["status_counts"]
+        print(f"run with another {what}: {secs3:.1f} s, {got}")
         check(run3["evaluated"] == 8 and run3["reused"] == 0,
               f"another {what}: evaluated {run3['evaluated']}, reused {run3['reused']} (want 8, 0)")
-        check(results3["overall"]["status_counts"] == results["overall"]["status_counts"],
-              f"another {what}: statuses {results3['overall']['status_counts']}")
+        same = got == first if what == "trial count" else settled(got) == settled(first)
+        check(same, f"another {what}: statuses {got}, first run {first}")
 
     if not a.keep:
         shutil.rmtree(tmp, ignore_errors=True)
