@@ -2,6 +2,7 @@
 // forward call. The observations come from the untrusted process; the rules live here.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/diagnostic.h"
+#include "extract/guards.h"
 
 namespace kf::execute {
 
@@ -24,5 +26,15 @@ bool IsLibraryKernel(std::string_view kernel);
 // often the candidate's own extension functions were called during that forward.
 std::vector<Diagnostic> CheckProfile(const nlohmann::json& profile, int extension_calls,
                                      bool allow_libraries);
+
+// H03 from what ran: `evidence` is the host's report for one call, {"lines": [...], "raised":
+// bool}: which watched lines (those of `guards`) executed, and whether an exception passed
+// through a frame of the candidate's code. An except line that ran means a fallback answered;
+// a finally line counts only after an exception, since finally runs on the normal path too
+// (it swallowed the failure: the call returned). `during` names the call ("trial 3").
+// Returns the cheat diagnostic (line: the guard's header, a code line), or nothing.
+std::optional<Diagnostic> CheckGuards(const nlohmann::json& evidence,
+                                      const std::vector<extract::GuardBlock>& guards,
+                                      const std::string& during);
 
 }  // namespace kf::execute
