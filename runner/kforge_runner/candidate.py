@@ -54,6 +54,32 @@ def _precision_switches():
     return switches
 
 
+def _traced(fn, watch):
+    """Runs fn() with the candidate's own frames traced: (result, evidence), where evidence says
+    which lines of `watch` (its except/finally blocks) ran and whether an exception passed
+    through its code. The supervisor decides what that means (H03). Only frames of the
+    candidate's file get a line tracer, so library code runs at nearly full speed."""
+    hit, raised = set(), [False]
+
+    def local(frame, event, arg):
+        if event == "line" and frame.f_lineno in watch:
+            hit.add(frame.f_lineno)
+        elif event == "exception":
+            raised[0] = True
+        return local
+
+    def calls(frame, event, arg):
+        return local if frame.f_code.co_filename == CANDIDATE_FILE else None
+
+    previous = sys.gettrace()
+    sys.settrace(calls)
+    try:
+        out = fn()
+    finally:
+        sys.settrace(previous)
+    return out, {"lines": sorted(hit), "raised": raised[0]}
+
+
 def _error_reply(e):
     if isinstance(e, CandidateError):
         reply = {"ok": False, "kind": e.kind, "message": str(e)}
@@ -81,6 +107,7 @@ class Host:
         # cannot change what times the candidate.
         self.run_batch = native.run_batch if native is not None else None
         self.ext_state = {"calls": 0, "ablate": False}
+        self.watch = frozenset()  # lines of the candidate's except/finally blocks (load's "watch")
 
     # load_inline as the candidate sees it
     def load_inline(self, name, cpp_sources, cuda_sources=None, functions=None, extra_cflags=None,
@@ -124,6 +151,10 @@ class Host:
         self._poison_allocator(msg.get("poison", []))
         ce.load_inline = self.load_inline
         code = msg["code"]
+        # Watched during calls only: a guard that catches a failed build at import leaves the
+        # kernel absent, which the extension-use rules (H02) see.
+        self.watch = frozenset(line for first, last in msg.get("watch", [])
+                               for line in range(int(first), int(last) + 1))
         try:
             compiled = compile(code, CANDIDATE_FILE, "exec", dont_inherit=True)
         except SyntaxError as e:
@@ -206,12 +237,19 @@ class Host:
         inputs, outputs = self._open(msg["slot"], msg["buffers"])
         self.ext_state["ablate"] = bool(msg.get("ablate"))
         calls_before = self.ext_state["calls"]
-        facts = None
+        facts, evidence = None, {}
+
+        def forward():
+            if not self.watch:
+                return self.model(*inputs)
+            out, found = _traced(lambda: self.model(*inputs), self.watch)
+            evidence.update(found)
+            return out
         try:
             if msg.get("profile"):
-                out, facts = guard.profile(lambda: self.model(*inputs), self.device.type == "cuda")
+                out, facts = guard.profile(forward, self.device.type == "cuda")
             else:
-                out = self.model(*inputs)
+                out = forward()
             device_sync(self.device)
         finally:
             self.ext_state["ablate"] = False
@@ -220,6 +258,8 @@ class Host:
                  "extension_calls": self.ext_state["calls"] - calls_before}
         if facts is not None:
             reply["profile"] = facts
+        if evidence:
+            reply["guards"] = evidence
         return reply
 
     def op_time(self, msg):

@@ -289,6 +289,11 @@ class CandidateRun {
   bool Load(const ProblemInfo& problem, const std::string& code) {
     json msg = {{"op", "load"}, {"code", code}, {"init_inputs", problem.init_inputs},
                 {"init_seed", init_seed_}, {"poison", problem.outputs}};
+    // The host watches the lines of every except/finally block during calls (H03 by evidence).
+    if (opt_.runtime_rules) guards_ = extract::FallbackGuards(code);
+    json watch = json::array();
+    for (const auto& g : guards_) watch.push_back({g.header_line, g.last_line});
+    if (!watch.empty()) msg["watch"] = watch;
     auto r = Ask(msg, opt_.load_timeout);
     if (!r.ok() || !r->value("ok", false)) return Failed("load", "loading", r, opt_.load_timeout);
     return true;
@@ -363,6 +368,10 @@ class CandidateRun {
         return Failed("correctness", "correctness trial " + std::to_string(i + 1), r,
                       opt_.call_timeout);
       }
+      const std::string during = t.variant >= 0  ? std::string("the trial with another shape")
+                                 : t.signed_inputs ? std::string("the signed-input trial")
+                                                   : "trial " + std::to_string(i + 1);
+      if (FellBack(*r, during)) return false;
       if (profiled) {
         auto found = CheckProfile(r->value("profile", json::object()),
                                   r->value("extension_calls", 0),
@@ -547,6 +556,15 @@ class CandidateRun {
                                              FormatNumber(std::max(0.0, span.others_cpu_ms())) + " ms"
                                        : std::string()));
     }
+    // The timed calls are not traced (tracing would slow them): one untimed, traced call on
+    // the first timing set instead, before emit overwrites its outputs with the timed ones.
+    if (!guards_.empty()) {
+      auto r = Ask({{"op", "call"}, {"slot", names[0]}, {"buffers", (*pool)[0]}}, opt_.call_timeout);
+      if (!r.ok() || !r->value("ok", false)) {
+        return Failed("timing", "a call on the timing inputs", r, opt_.call_timeout);
+      }
+      if (FellBack(*r, "a call on the timing inputs")) return false;
+    }
     for (size_t i = 0; i < names.size(); ++i) {
       if (last_index[i] < 0) continue;  // never timed (fewer calls than slots)
       auto e = Ask({{"op", "emit"}, {"slot", names[i]}, {"buffers", (*pool)[i]}}, opt_.call_timeout);
@@ -582,6 +600,7 @@ class CandidateRun {
     auto r = Ask({{"op", "call"}, {"slot", "main"}, {"buffers", (*p)["slot"]}, {"ablate", true}},
                  opt_.call_timeout);
     if (!r.ok() || !r->value("ok", false)) return true;  // it broke without its kernels: fine
+    if (FellBack(*r, "the ablation call")) return false;  // it answered without them
     auto c = CheckSlot("main");
     if (!c.ok()) return Infra("the judge failed to check the ablation call: " + c.status().message());
     if (c->value("pass", false)) {
@@ -594,6 +613,18 @@ class CandidateRun {
       Stop();
       return false;
     }
+    return true;
+  }
+
+  // H03: true (and the verdict is cheat) when the call's reply shows that an except branch,
+  // or a finally block after an exception, of the candidate ran during the call.
+  bool FellBack(const json& reply, const std::string& during) {
+    if (guards_.empty()) return false;
+    auto d = CheckGuards(reply.value("guards", json()), guards_, during);
+    if (!d) return false;
+    out_.diagnostics.push_back(*d);
+    out_.outcome = Outcome::kCheat;
+    Stop();
     return true;
   }
 
@@ -617,6 +648,7 @@ class CandidateRun {
   ExecResult out_;
   std::string problem_;
   MemoryFacts memory_;
+  std::vector<extract::GuardBlock> guards_;  // watched by the host; empty: nothing to watch
   fs::path workdir_;
   int pid_ = -1;
   Channel chan_;

@@ -57,4 +57,33 @@ ProfileFindings CheckProfile(const nlohmann::json& profile, int extension_calls,
   return out;
 }
 
+std::optional<Diagnostic> CheckGuards(const nlohmann::json& evidence,
+                                      const std::vector<extract::GuardBlock>& guards,
+                                      const std::string& during) {
+  if (!evidence.is_object()) return std::nullopt;
+  const bool raised = evidence.value("raised", false) == true;
+  for (const auto& l : evidence.value("lines", nlohmann::json::array())) {
+    if (!l.is_number_integer()) continue;
+    const int line = l.get<int>();
+    for (const extract::GuardBlock& g : guards) {
+      if (line < g.header_line || line > g.last_line || (g.is_finally && !raised)) continue;
+      Diagnostic d;
+      d.stage = "runtime";
+      d.code = "H03";
+      d.line = g.header_line;
+      d.message = g.is_finally
+                      ? "the finally block at line " + std::to_string(g.header_line) +
+                            " ran after an exception during " + during +
+                            " and the call still returned: it swallowed the failure"
+                      : "the except branch at line " + std::to_string(g.header_line) +
+                            " ran during " + during + " (line " + std::to_string(line) +
+                            "): a fallback computed the answer";
+      d.hint = "Make the kernel work for every input; a guard may stay, but its except or "
+               "finally branch must never run during a call.";
+      return d;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace kf::execute

@@ -2,6 +2,7 @@
 // forward call. The observations come from the untrusted process; the rules live here.
 #pragma once
 
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -11,6 +12,7 @@
 
 #include "common/diagnostic.h"
 #include "execute/policy.h"
+#include "extract/guards.h"
 
 namespace kf::execute {
 
@@ -37,5 +39,15 @@ struct ProfileFindings {
 // extension never called is H02 under both.
 ProfileFindings CheckProfile(const nlohmann::json& profile, int extension_calls,
                              const ProfileRules& rules);
+
+// H03 from what ran: `evidence` is the host's report for one call, {"lines": [...], "raised":
+// bool}: which watched lines (those of `guards`) executed, and whether an exception passed
+// through a frame of the candidate's code. An except line that ran means a fallback answered;
+// a finally line counts only after an exception, since finally runs on the normal path too
+// (it swallowed the failure: the call returned). `during` names the call ("trial 3").
+// Returns the cheat diagnostic (line: the guard's header, a code line), or nothing.
+std::optional<Diagnostic> CheckGuards(const nlohmann::json& evidence,
+                                      const std::vector<extract::GuardBlock>& guards,
+                                      const std::string& during);
 
 }  // namespace kf::execute

@@ -81,5 +81,31 @@ TEST(RuntimeRules, ExtensionNeverCalledIsH02UnderBothPolicies) {
   EXPECT_EQ(f.cheats[0].code, "H02");
 }
 
+// except at 10 (body to 12), finally at 13 (body to 14).
+const std::vector<extract::GuardBlock> kGuards = {{10, 12, false}, {13, 14, true}};
+
+TEST(RuntimeRules, AnExceptLineThatRanIsH03) {
+  auto d = CheckGuards({{"lines", {11}}, {"raised", true}}, kGuards, "trial 2");
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->code, "H03");
+  EXPECT_EQ(d->line, 10);
+  EXPECT_NE(d->message.find("except branch at line 10 ran during trial 2"), std::string::npos);
+}
+
+TEST(RuntimeRules, AGuardThatNeverFiresIsFine) {
+  EXPECT_FALSE(CheckGuards({{"lines", nlohmann::json::array()}, {"raised", false}}, kGuards, "t"));
+  EXPECT_FALSE(CheckGuards(nlohmann::json(), kGuards, "t"));  // no report: nothing watched
+  EXPECT_FALSE(CheckGuards({{"lines", {9, 15}}, {"raised", true}}, kGuards, "t"));
+  EXPECT_FALSE(CheckGuards({{"lines", {"11"}}}, kGuards, "t"));  // not a line number
+}
+
+TEST(RuntimeRules, FinallyCountsOnlyAfterAnException) {
+  EXPECT_FALSE(CheckGuards({{"lines", {14}}, {"raised", false}}, kGuards, "t"));
+  auto d = CheckGuards({{"lines", {14}}, {"raised", true}}, kGuards, "the ablation call");
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->line, 13);
+  EXPECT_NE(d->message.find("finally block at line 13"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace kf::execute

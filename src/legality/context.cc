@@ -139,17 +139,18 @@ std::string Context::CodeLine(int line) const {
   return s;
 }
 
-void Context::Report(const char* code, int line, int col, std::string message, std::string hint) {
+void Context::Report(const char* code, int line, int col, std::string message, std::string hint,
+                     Severity severity) {
   ReportSubmitted(code, line > 0 ? line + c_.first_line - 1 : 0, col, std::move(message),
-                  std::move(hint));
+                  std::move(hint), severity);
 }
 
 void Context::ReportSubmitted(const char* code, int line, int col, std::string message,
-                              std::string hint) {
+                              std::string hint, Severity severity) {
   Diagnostic d;
   d.stage = "static";
   d.code = code;
-  d.severity = Severity::kError;
+  d.severity = severity;
   d.message = std::move(message);
   d.line = line;
   d.col = col;

@@ -51,10 +51,13 @@ class Context {
   // Token index just past the end of statement `si`.
   int StatementEnd(int si) const { return m_.statements[si].end; }
 
-  // Records an error; `line` is a line of the code (mapped here to the submitted text).
-  void Report(const char* code, int line, int col, std::string message, std::string hint);
-  // Records an error already located in the submitted text (kernel-source findings).
-  void ReportSubmitted(const char* code, int line, int col, std::string message, std::string hint);
+  // Records a finding (an error unless told); `line` is a line of the code (mapped here to the
+  // submitted text).
+  void Report(const char* code, int line, int col, std::string message, std::string hint,
+              Severity severity = Severity::kError);
+  // Records a finding already located in the submitted text (kernel-source findings).
+  void ReportSubmitted(const char* code, int line, int col, std::string message, std::string hint,
+                       Severity severity = Severity::kError);
 
   const extract::Candidate& candidate() const { return c_; }
 

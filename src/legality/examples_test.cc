@@ -43,6 +43,7 @@ TEST(LegalityExamplesTest, HonestExamplesHaveNoFindings) {
   for (const fs::path& p : files) {
     const extract::Candidate c = extract::Extract(ReadFile(p));
     for (const Diagnostic& d : Check(c)) {
+      if (d.severity != Severity::kError) continue;  // notes (a watched guard) are not findings
       ADD_FAILURE() << p << ":" << d.line << ": " << d.code << " " << d.message << "\n  "
                     << d.excerpt;
     }

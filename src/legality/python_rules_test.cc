@@ -9,13 +9,21 @@ using testing::CheckBody;
 using testing::Findings;
 using testing::WithForward;
 
-TEST(PythonRulesTest, TryExceptAnywhere) {
-  EXPECT_EQ(Findings(WithForward("        try:\n"
-                                 "            return ext.f(x)\n"
-                                 "        except Exception:\n"
-                                 "            return x\n")),
-            "H03:13");
-  EXPECT_EQ(Findings("try:\n    import foo\nexcept ImportError:\n    foo = None\n"), "H03:9");
+// A try/except is only a hint: noted (info), its branches watched at run time.
+TEST(PythonRulesTest, TryExceptIsAGuardToWatch) {
+  auto ds = CheckBody(WithForward("        try:\n"
+                                  "            return ext.f(x)\n"
+                                  "        except Exception:\n"
+                                  "            return x\n"));
+  EXPECT_EQ(testing::Summary(ds), "H03_guard:13");
+  ASSERT_EQ(ds.size(), 1u);
+  EXPECT_EQ(ds[0].severity, Severity::kInfo);
+  EXPECT_EQ(Findings("try:\n    import foo\nexcept ImportError:\n    foo = None\n"),
+            "H03_guard:9");
+}
+
+// Exception swallowing with no branch of its own to watch stays an error.
+TEST(PythonRulesTest, SuppressingContextManagers) {
   EXPECT_EQ(Findings("import contextlib\n" +
                      WithForward("        with contextlib.suppress(RuntimeError):\n"
                                  "            return ext.f(x)\n")),

@@ -84,16 +84,24 @@ TEST(SourceRulesTest, StreamsThreadsAndEscapes) {
 }
 
 TEST(SourceRulesTest, ReducedPrecision) {
+  // Includes and half types alone are not proof (numerics decide); a conversion is.
   EXPECT_EQ(Findings("#include <cuda_fp16.h>\n"
-                     "__global__ void k(const half* x, __half* y) {\n"
+                     "#include <mma.h>\n"
+                     "__global__ void k(const half* x, __half* y, float* z) {\n"
                      "  y[0] = __float2half(1.0f);\n"
                      "}\n"),
-            "H13:5 H13:6 H13:7");
+            "H13:8");
+  EXPECT_EQ(Findings("#include <cuda_bf16.h>\n"
+                     "template <typename T> __device__ float load(const T* p);\n"
+                     "template <> __device__ float load<__nv_bfloat16>(const __nv_bfloat16* p);\n"
+                     "void f(torch::Tensor x) { if (x.scalar_type() == at::kHalf) return; }\n"),
+            "");
   EXPECT_EQ(Findings("__global__ void k() {\n  nvcuda::wmma::fragment<int> a;\n}\n"), "H13:6");
   EXPECT_EQ(Findings("__global__ void k() {\n  "
                      "asm(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {};\");\n}\n"),
             "H13:6");
-  EXPECT_EQ(Findings("void f(torch::Tensor x) { auto p = x.data_ptr<at::Half>(); }\n"), "H13:5");
+  EXPECT_EQ(Findings("void f(torch::Tensor x) { auto p = x.data_ptr<at::Half>(); }\n"), "");
+  EXPECT_EQ(Findings("void f() { setAllowTF32CuBLAS(true); }\n"), "H13:5");
   LegalityOptions half_problem;
   half_problem.fp32_problem = false;
   EXPECT_EQ(Findings("__global__ void k(__half* y) {}\n", half_problem), "");

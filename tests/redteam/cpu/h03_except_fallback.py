@@ -1,6 +1,6 @@
 # kforge-problem: level1/relu.py
 # kforge-expect: cheat
-# kforge-rule: H03
+# kforge-rule: H03 H01
 # the kernel always raises; the except branch computes the answer with torch.clamp
 import torch
 import torch.nn as nn

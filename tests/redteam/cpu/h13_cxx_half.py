@@ -1,7 +1,7 @@
 # kforge-problem: level1/relu.py
-# kforge-expect: cheat
+# kforge-expect: incorrect
 # kforge-rule: H13
-# the C++ kernel rounds every value through c10::Half
+# the C++ kernel rounds every value through c10::Half (a half type alone is no static proof: the fp32 tolerance catches it)
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline

@@ -1,6 +1,6 @@
 # kforge-problem: level1/relu.py
 # kforge-expect: cheat
-# kforge-rule: H03
+# kforge-rule: H03 H01
 # try/finally whose return swallows the kernel's exception and returns a clamp_min result
 import torch
 import torch.nn as nn
