@@ -51,9 +51,19 @@ class ProfileTest(unittest.TestCase):
                 self.assertNotIn("aten::mm", aten)
 
     def test_both_profilers_agree(self):
+        """On everything the runtime rules judge: the compute ops. Plumbing ops a few
+        microseconds long (aten::resolve_conj inside the linear's transpose) are sometimes
+        placed outermost by Kineto's timestamps and not by the legacy profiler (seen in CI); the
+        allowlist admits them under every policy, so they change no verdict."""
         if guard._profiler_legacy is None:
             self.skipTest("this PyTorch has no legacy profiler")
-        self.assertEqual(self.facts("legacy"), self.facts("kineto"))
+        with open(os.path.join(HERE, "..", "..", "runner", "policies",
+                               "strict_allowed_aten.txt")) as f:
+            plumbing = {line.split("#")[0].strip() for line in f} - {""}
+
+        def judged(facts):
+            return dict(facts, aten=[op for op in facts["aten"] if op not in plumbing])
+        self.assertEqual(judged(self.facts("legacy")), judged(self.facts("kineto")))
 
     def test_a_call_with_no_aten_ops(self):
         guard.PROFILER = "legacy" if guard._profiler_legacy is not None else "kineto"
