@@ -325,27 +325,12 @@ class Host:
             self.chan.send(reply)
 
 
-CANDIDATE_FILE_BYTES = 256 * sandbox.MIB
-CANDIDATE_CPU_SECONDS = 600
-
-
-def _confine(workdir):
-    """Enters the sandbox before CUDA starts and before any candidate code: (state, error)."""
-    if workdir:
-        sandbox.private_temp(workdir)
-    writable = [workdir, "/dev/shm", "/dev/null"] + sandbox.device_paths() + sandbox.CUDA_PROC
-    try:
-        return sandbox.enter(writable, CANDIDATE_FILE_BYTES, CANDIDATE_CPU_SECONDS), None
-    except sandbox.SandboxError as e:
-        return "failed", str(e)
-
-
 def main(fd, spawn):
     workdir = spawn.get("workdir")
     if workdir:
         os.chdir(workdir)
         redirect_output(os.path.join(workdir, "output.log"))
-    state, error = _confine(workdir)
+    state, error = sandbox.confine(workdir)
     chan = Channel(fd)
     host = Host(chan, spawn)
     host.sandbox, host.sandbox_error = state, error

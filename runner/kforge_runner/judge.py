@@ -13,9 +13,9 @@ import traceback
 
 import torch
 
-from . import transport
+from . import sandbox, transport
 from .channel import Channel
-from .common import Perturber, as_list, device_sync, load_extension, parse_fd
+from .common import Perturber, as_list, device_sync, load_extension, parse_fd, redirect_output
 
 native = None
 
@@ -387,8 +387,12 @@ def _account(o, r, atol, rtol, facts):
 
 
 class Judge:
-    def __init__(self, chan):
+    def __init__(self, chan, refusal=None):
         self.chan = chan
+        # Set: this judge may not run problem code (an untrusted problem's judge that could not
+        # be confined); every op is answered with this message.
+        self.refusal = refusal
+        self.sandbox = "none: the trusted judge"  # what confines this judge, for hello
         self.problems = {}  # by id, least recently used first
         self.dormant = {}  # id -> load message of a problem whose model was set aside
         self.device = "cpu"
@@ -403,6 +407,7 @@ class Judge:
         os.chmod(self.shm_dir, 0o755)
         dev = torch.device(self.device)
         info = {"ok": True, "torch": torch.__version__, "python": sys.version.split()[0],
+                "sandbox": self.sandbox,
                 "compile_available": hasattr(torch, "compile"), "shm_dir": self.shm_dir}
         if dev.type == "cuda":
             if not torch.cuda.is_available():
@@ -484,6 +489,14 @@ class Judge:
     def problem_slots_released(self):
         for other in self.problems.values():
             other.release()
+
+    def op_release_slots(self, msg):
+        """Every problem's trial buffers handed back (another process is about to use the
+        device: the confined judge of an untrusted problem)."""
+        self.problem_slots_released()
+        if self.memory is not None and self.memory.cuda():
+            torch.cuda.empty_cache()
+        return {"ok": True}
 
     def op_prepare(self, msg):
         p = self.problem(msg["problem"])
@@ -632,6 +645,9 @@ class Judge:
             if op == "exit":
                 break
             handler = getattr(self, "op_" + str(op), None)
+            if self.refusal is not None:
+                self.chan.send({"ok": False, "message": self.refusal})
+                continue
             if handler is None:
                 self.chan.send({"ok": False, "message": "unknown op %r" % op})
                 continue
@@ -675,6 +691,25 @@ def _cpu_name():
 def main():
     chan = Channel(parse_fd())
     Judge(chan).serve()
+
+
+def main_confined(fd, spawn):
+    """The judge of one untrusted problem (its text came with a request): forked from the
+    zygote like a candidate host and confined with the same limits before the problem's code
+    is imported. Where the sandbox cannot be entered it runs nothing and says why."""
+    workdir = spawn["workdir"]
+    os.chdir(workdir)
+    redirect_output(os.path.join(workdir, "output.log"))
+    state, error = sandbox.confine(workdir)
+    refusal = None
+    if error is not None:
+        refusal = "the untrusted problem's sandbox failed: %s" % error
+    elif not state.startswith("on"):
+        refusal = "an untrusted problem runs only confined, and the sandbox is %s" % state
+    j = Judge(Channel(fd), refusal)
+    j.sandbox = state
+    j.serve()
+    return 0
 
 
 if __name__ == "__main__":

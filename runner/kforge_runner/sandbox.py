@@ -61,6 +61,26 @@ def enter(writable, max_file_bytes, cpu_seconds, max_processes=4096):
     return "on: " + text
 
 
+# The limits of every process that runs untrusted code: a candidate host, and the judge of a
+# problem whose text came with a request (judge.main_confined).
+UNTRUSTED_FILE_BYTES = 256 * MIB
+UNTRUSTED_CPU_SECONDS = 600
+
+
+def confine(workdir):
+    """Points temporary files at `workdir`, then enters the sandbox with the untrusted limits
+    (writable: `workdir`, /dev/shm, the GPU device files, /proc/self). Call it before CUDA
+    starts and before any untrusted code. Returns (state, error): error is None when the
+    process may go on, state is "on: ..." or "unavailable: ..."."""
+    if workdir:
+        private_temp(workdir)
+    writable = [workdir, "/dev/shm", "/dev/null"] + device_paths() + CUDA_PROC
+    try:
+        return enter(writable, UNTRUSTED_FILE_BYTES, UNTRUSTED_CPU_SECONDS), None
+    except SandboxError as e:
+        return "failed", str(e)
+
+
 def probe():
     """What this kernel supports, as a dict (empty without the library)."""
     path = os.environ.get("KFORGE_SANDBOX_LIB")

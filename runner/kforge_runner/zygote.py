@@ -1,7 +1,9 @@
 """The zygote: a process that has imported torch (but never touched CUDA) and forks one
 candidate host per candidate, so each candidate starts in a fraction of a second in a fresh
 address space. The supervisor sends `spawn` with a socket attached; the child talks to the
-supervisor on that socket alone. `reap` collects a child's exit status for the verdict.
+supervisor on that socket alone. `spawn_judge` forks, the same way, the confined judge of a
+problem whose text came with a request (judge.main_confined): no request's text is imported
+by the trusted judge. `reap` collects a child's exit status for the verdict.
 """
 import ctypes
 import os
@@ -11,14 +13,14 @@ import time
 
 import torch  # noqa: F401  (the point of the zygote: children inherit an imported torch)
 
-from . import candidate
+from . import candidate, judge
 from .channel import Channel
 from .common import parse_fd
 
 PR_SET_PDEATHSIG = 1
 
 
-def _spawn(chan, msg, fd):
+def _spawn(chan, msg, fd, entry):
     pid = os.fork()
     if pid == 0:
         code = 70
@@ -29,7 +31,7 @@ def _spawn(chan, msg, fd):
             libc = ctypes.CDLL(None, use_errno=True)
             libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
-            code = candidate.main(fd, msg)
+            code = entry(fd, msg)
         finally:
             os._exit(code)
     os.close(fd)
@@ -60,12 +62,14 @@ def main():
         except EOFError:
             return
         op = msg.get("op")
-        if op == "spawn":
+        if op in ("spawn", "spawn_judge"):
+            # spawn: a candidate host; spawn_judge: the confined judge of an untrusted problem.
             fd = chan.take_fd()
             if fd is None:
-                chan.send({"ok": False, "message": "spawn needs a socket"})
+                chan.send({"ok": False, "message": "%s needs a socket" % op})
                 continue
-            chan.send({"ok": True, "pid": _spawn(chan, msg, fd)})
+            entry = candidate.main if op == "spawn" else judge.main_confined
+            chan.send({"ok": True, "pid": _spawn(chan, msg, fd, entry)})
         elif op == "reap":
             chan.send(_reap(int(msg["pid"]), float(msg.get("timeout_s", 1.0))))
         elif op == "native":

@@ -135,14 +135,17 @@ class Evaluator::Impl {
   std::map<std::string, std::shared_ptr<std::mutex>> baseline_locks;
 
   Status EnsureLane(LaneState& ls, Verdict* v);
-  Result<execute::ProblemInfo> Problem(LaneState& ls, const std::string& hash, const fs::path& path);
+  // The problem on this lane, loaded first if need be (untrusted: in a confined judge).
+  Result<execute::ProblemInfo> Problem(LaneState& ls, const std::string& hash, const fs::path& path,
+                                       bool trusted);
   // Lane `lane`, or lane 0 for an index out of range; null when this process has none.
   LaneState* PickLane(int lane);
   // Reads the problem file, readies the lane and loads the problem there; `hash` is the file's.
-  Result<execute::ProblemInfo> LoadOnLane(LaneState& ls, const fs::path& path, std::string* hash);
+  Result<execute::ProblemInfo> LoadOnLane(LaneState& ls, const fs::path& path, bool trusted,
+                                          std::string* hash);
   Result<Baselines> GetBaselines(LaneState& ls, const std::string& hash,
                                  const execute::ProblemInfo& p);
-  Prepared Prepare(const fs::path& problem_path, const std::string& text);
+  Prepared Prepare(const fs::path& problem_path, const std::string& text, bool problem_trusted);
   Verdict Execute(Prepared p, LaneState& ls);
   // The store's key (VerdictKey) for this problem and candidate under this evaluator's
   // settings and environment; "" when the toolchain cannot be fingerprinted (nothing is then
@@ -173,12 +176,12 @@ Status Evaluator::Impl::EnsureLane(LaneState& ls, Verdict* v) {
 }
 
 Result<execute::ProblemInfo> Evaluator::Impl::Problem(LaneState& ls, const std::string& hash,
-                                                      const fs::path& path) {
+                                                      const fs::path& path, bool trusted) {
   auto it = ls.problems.find(hash);
   if (it != ls.problems.end()) return it->second;
   // Parameters are drawn from a seed of the problem's own, the same for every candidate.
   uint64_t init_seed = std::stoull(hash.substr(0, 12), nullptr, 16);
-  auto p = ls.lane->LoadProblem(hash.substr(0, 16), path, init_seed);
+  auto p = ls.lane->LoadProblem(hash.substr(0, 16), path, init_seed, trusted);
   if (!p.ok()) return p.status();
   ls.problems[hash] = *p;
   return *p;
@@ -267,9 +270,11 @@ Diagnostic EnvironmentDiagnostic(const build::EnvironmentFault& f) {
 
 }  // namespace
 
-Prepared Evaluator::Impl::Prepare(const fs::path& problem_path, const std::string& text) {
+Prepared Evaluator::Impl::Prepare(const fs::path& problem_path, const std::string& text,
+                                  bool problem_trusted) {
   Prepared p;
   p.problem_path = problem_path;
+  p.problem_trusted = problem_trusted;
   p.text = text;
   Verdict& v = p.verdict;
   v.backend = opt.backend;
@@ -392,7 +397,7 @@ Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
   };
 
   if (auto s = EnsureLane(ls, &v); !s.ok()) return infra("execute", s);
-  auto problem = Problem(ls, v.problem_hash, p.problem_path);
+  auto problem = Problem(ls, v.problem_hash, p.problem_path, p.problem_trusted);
   if (!problem.ok()) return infra("execute", problem.status());
   double dynamic_build_ms = 0;
   int dynamic_builds = 0, dynamic_compiled = 0;
@@ -564,11 +569,12 @@ Result<std::unique_ptr<Evaluator>> Evaluator::Create(const EvalOptions& opt) {
 }
 
 Verdict Evaluator::Evaluate(const fs::path& problem_path, const std::string& candidate_text) {
-  return Execute(Prepare(problem_path, candidate_text), 0);
+  return Execute(Prepare(problem_path, candidate_text, true), 0);
 }
 
-Prepared Evaluator::Prepare(const fs::path& problem_path, const std::string& candidate_text) {
-  return impl_->Prepare(problem_path, candidate_text);
+Prepared Evaluator::Prepare(const fs::path& problem_path, const std::string& candidate_text,
+                            bool problem_trusted) {
+  return impl_->Prepare(problem_path, candidate_text, problem_trusted);
 }
 
 namespace {
@@ -597,29 +603,29 @@ Verdict Evaluator::Execute(Prepared p, int lane) {
 }
 
 Result<execute::ProblemInfo> Evaluator::Impl::LoadOnLane(LaneState& ls, const fs::path& path,
-                                                         std::string* hash) {
+                                                         bool trusted, std::string* hash) {
   auto src = ReadFile(path);
   if (!src.ok()) return src.status();
   Verdict scratch;
   if (auto s = EnsureLane(ls, &scratch); !s.ok()) return s;
   *hash = Sha256Hex(*src);
-  return Problem(ls, *hash, path);
+  return Problem(ls, *hash, path, trusted);
 }
 
 Result<Evaluator::ProblemFacts> Evaluator::Describe(const fs::path& problem_path, int lane) {
   LaneState* ls = impl_->PickLane(lane);
   if (ls == nullptr) return NoLanes();
   std::string hash;
-  auto info = impl_->LoadOnLane(*ls, problem_path, &hash);
+  auto info = impl_->LoadOnLane(*ls, problem_path, true, &hash);
   if (!info.ok()) return info.status();
   return ProblemFacts{*info, ls->device_name};
 }
 
-Status Evaluator::Warm(const fs::path& problem_path, int lane) {
+Status Evaluator::Warm(const fs::path& problem_path, int lane, bool problem_trusted) {
   LaneState* ls = impl_->PickLane(lane);
   if (ls == nullptr) return NoLanes();
   std::string hash;
-  auto info = impl_->LoadOnLane(*ls, problem_path, &hash);
+  auto info = impl_->LoadOnLane(*ls, problem_path, problem_trusted, &hash);
   if (!info.ok()) return info.status();
   if (!impl_->opt.baselines) return Status::Ok();
   auto b = impl_->GetBaselines(*ls, hash, *info);

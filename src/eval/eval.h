@@ -64,6 +64,9 @@ struct Prepared {
   std::string text;
   std::string job_key;  // the store's key (VerdictKey); empty when the environment is unknown
   extract::Candidate candidate;
+  // False: the problem's text came with a request (a reward service's inline problem); it runs
+  // only in a confined judge of its own (execute::Lane::LoadProblem).
+  bool problem_trusted = true;
 };
 
 class Evaluator {
@@ -81,7 +84,9 @@ class Evaluator {
   // shared build pool). Execute runs a prepared candidate on one lane and stores its verdict;
   // calls on different lanes may overlap, calls on the same lane must not. A final Prepared is
   // scored and stored without touching the lane.
-  Prepared Prepare(const std::filesystem::path& problem_path, const std::string& candidate_text);
+  // `problem_trusted`: see Prepared::problem_trusted.
+  Prepared Prepare(const std::filesystem::path& problem_path, const std::string& candidate_text,
+                   bool problem_trusted = true);
   Verdict Execute(Prepared p, int lane = 0);
   int lanes() const;
 
@@ -97,7 +102,8 @@ class Evaluator {
   // Does on `lane` the per-problem work the first passing candidate would otherwise do there:
   // loads the reference and its outputs, and times the baselines (when enabled, once per
   // problem and device, shared with every lane). Same lane rules as Execute.
-  Status Warm(const std::filesystem::path& problem_path, int lane = 0);
+  Status Warm(const std::filesystem::path& problem_path, int lane = 0,
+              bool problem_trusted = true);
 
   // The stored verdict for this problem and candidate, if one was stored before (by any
   // process sharing the cache). Infrastructure failures are never stored.

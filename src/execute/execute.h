@@ -142,8 +142,12 @@ class Lane {
 
   // Waits for the judge to be ready; loads the compiled helper into judge and zygote.
   Result<DeviceInfo> Ready(const std::filesystem::path& native_so, const std::string& module);
+  // `trusted`: the operator's or the user's own problem file, imported by the lane's judge.
+  // Otherwise its text came with a request: it is imported and run only by a judge of its own,
+  // forked from the zygote and confined like a candidate (infra_error where the sandbox cannot
+  // be entered); every later request about it goes there.
   Result<ProblemInfo> LoadProblem(const std::string& id, const std::filesystem::path& path,
-                                  uint64_t init_seed);
+                                  uint64_t init_seed, bool trusted = true);
   // Eager and torch.compile times of the problem's reference, with the rotation fitted to its
   // memory (FitTimingPool).
   Result<BaselineResult> TimeBaselines(const ProblemInfo& problem, const TimingOptions& opt,

@@ -50,6 +50,7 @@ Lane::Lane(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Lane::~Lane() {
   if (!impl_) return;
+  impl_->StopConfined();
   for (RunnerProc* p : {&impl_->judge, &impl_->zygote}) {
     if (p->chan.valid()) (void)p->chan.Send({{"op", "exit"}});
     p->chan.Close();
@@ -87,18 +88,26 @@ Result<DeviceInfo> Lane::Ready(const fs::path& native_so, const std::string& mod
   m.device.raw = *hello;
   nlohmann::json native = {{"op", "native"}, {"path", native_so.string()}, {"module_name", module}};
   if (auto r = m.judge.Request(native, milliseconds(60000)); !r.ok()) return r.status();
+  m.native_msg = native;
   if (auto r = m.zygote.Request(native, m.opt.start_timeout); !r.ok()) return r.status();
   m.ready = true;
   return m.device;
 }
 
 Result<ProblemInfo> Lane::LoadProblem(const std::string& id, const fs::path& path,
-                                      uint64_t init_seed) {
-  auto r = impl_->judge.Request({{"op", "load_problem"},
-                                 {"id", id},
-                                 {"path", fs::absolute(path).string()},
-                                 {"init_seed", init_seed}},
-                                milliseconds(300000));
+                                      uint64_t init_seed, bool trusted) {
+  nlohmann::json msg = {{"op", "load_problem"},
+                        {"id", id},
+                        {"path", fs::absolute(path).string()},
+                        {"init_seed", init_seed}};
+  Result<nlohmann::json> r = Status::Internal("not loaded");
+  if (trusted) {
+    impl_->untrusted.erase(id);
+    r = impl_->JudgeRequest(id, msg, milliseconds(300000));
+  } else {
+    impl_->untrusted[id] = msg;
+    r = impl_->StartConfined(id);
+  }
   if (!r.ok()) return r.status();
   ProblemInfo p;
   p.id = id;
@@ -116,11 +125,10 @@ Result<std::vector<nlohmann::json>> Lane::Impl::PreparePool(const std::string& p
   std::vector<nlohmann::json> descs;
   std::mt19937_64 rng(seed);
   for (const auto& name : PoolNames(pool)) {
-    auto r = judge.Request({{"op", "prepare"},
-                            {"problem", problem},
-                            {"slot", name},
-                            {"seed", rng() >> 2}},
-                           milliseconds(300000));
+    auto r = JudgeRequest(problem,
+                          {{"op", "prepare"}, {"problem", problem}, {"slot", name},
+                           {"seed", rng() >> 2}},
+                          milliseconds(300000));
     if (!r.ok()) return r.status();
     descs.push_back((*r)["slot"]);
   }
@@ -133,10 +141,11 @@ Result<double> Lane::Impl::NoopCost(const std::string& problem, int pool, uint64
   if (it != noop_ms_per_call.end() && !fresh) return it->second;
   const int iters = 20;
   auto t0 = std::chrono::steady_clock::now();
-  auto r = judge.Request({{"op", "time"}, {"problem", problem}, {"mode", "noop"},
-                          {"slots", PoolNames(pool)}, {"first", 0}, {"iters", iters},
-                          {"perturb_seed", perturb_seed}},
-                         milliseconds(120000));
+  auto r = JudgeRequest(problem,
+                        {{"op", "time"}, {"problem", problem}, {"mode", "noop"},
+                         {"slots", PoolNames(pool)}, {"first", 0}, {"iters", iters},
+                         {"perturb_seed", perturb_seed}},
+                        milliseconds(120000));
   if (!r.ok()) return r.status();
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   noop_ms_per_call.emplace(problem, ms / iters);  // keeps the first measurement
@@ -158,10 +167,11 @@ Result<BaselineResult> Lane::TimeBaselines(const ProblemInfo& problem, const Tim
       // torch.compile compiles on the first call: minutes, not seconds, on a cold cache.
       milliseconds timeout = first_batch ? milliseconds(900000) : milliseconds(300000);
       first_batch = false;
-      auto r = m.judge.Request({{"op", "time"}, {"problem", problem_id}, {"mode", mode},
-                                {"slots", PoolNames(pool_size)}, {"first", first},
-                                {"iters", iters}},
-                               timeout);
+      auto r = m.JudgeRequest(problem_id,
+                              {{"op", "time"}, {"problem", problem_id}, {"mode", mode},
+                               {"slots", PoolNames(pool_size)}, {"first", first},
+                               {"iters", iters}},
+                              timeout);
       if (!r.ok()) return r.status();
       if (r->contains("unavailable")) {
         unavailable = (*r)["unavailable"].get<std::string>();
@@ -196,7 +206,7 @@ ExecResult Lane::Run(const std::string& problem_id, const ProblemInfo& problem,
                      const ExecOptions& opt) {
   ExecResult r = impl_->RunCandidate(problem_id, problem, code, load_inline, opt);
   // The peak covers this run alone: the judge resets it when asked.
-  if (auto m = impl_->judge.Request({{"op", "memory"}}, milliseconds(30000)); m.ok()) {
+  if (auto m = impl_->JudgeRequest(problem.id, {{"op", "memory"}}, milliseconds(30000)); m.ok()) {
     r.judge_peak_bytes = m->value("peak_bytes", int64_t{0});
   }
   return r;

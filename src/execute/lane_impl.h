@@ -2,9 +2,9 @@
 // candidate's run). Internal to execute.
 #pragma once
 
-#include <map>
-
 #include <functional>
+#include <map>
+#include <optional>
 #include <random>
 
 #include "execute/execute.h"
@@ -20,17 +20,52 @@ using BatchFn = std::function<Status(int first, int iters, std::vector<double>* 
 // measured here around the timed batches.
 Result<TimingResult> DriveTiming(const TimingOptions& opt, const BatchFn& batch);
 
+// A process the lane's zygote forked (a candidate host, or the confined judge of an untrusted
+// problem): its pid (the leader of its process group) and its private folder.
+struct ZygoteChild {
+  int pid = -1;
+  Channel chan;
+  std::filesystem::path workdir;
+};
+// Forks one: `op` is "spawn" (candidate host) or "spawn_judge"; `workdir` is made empty first.
+Result<ZygoteChild> SpawnFromZygote(RunnerProc& zygote, const std::string& op,
+                                    const std::string& device, const std::filesystem::path& workdir);
+// Kills its process group, reaps it through the zygote (waiting until it is gone: a large CUDA
+// context takes seconds to give its memory back) and removes its folder. Idempotent.
+void StopZygoteChild(RunnerProc& zygote, ZygoteChild* child);
+
 class Lane::Impl {
  public:
   LaneOptions opt;
-  RunnerProc judge;
+  RunnerProc judge;  // trusted: problems the operator registered or the user named
   RunnerProc zygote;
+  // Problems whose text came with a request are never imported by `judge`: each runs in a
+  // judge of its own, forked from the zygote and confined like a candidate. At most one lives
+  // at a time (the lane's current untrusted problem); any other problem's work stops it, and
+  // it is forked and loaded again from `untrusted` when its problem is next used.
+  struct Confined {
+    std::string problem;
+    ZygoteChild proc;
+    RunnerProc judge;  // its channel, for Request
+  };
+  std::optional<Confined> confined;
+  std::map<std::string, nlohmann::json> untrusted;  // problem id -> its load_problem message
+  nlohmann::json native_msg;                        // the helper, for confined judges' "native"
   DeviceInfo device;
   bool ready = false;
   int spawned = 0;
   // The judge's measured cost of an empty timed call given fresh inputs, by problem: the
   // inputs' size sets what rewriting them costs.
   std::map<std::string, double> noop_ms_per_call;
+
+  // A request to the judge that holds `problem`: `judge`, or the confined one of an untrusted
+  // problem (forked and loaded first when it is not the current one; stopped when it dies or
+  // hangs, and by any other problem's request).
+  Result<nlohmann::json> JudgeRequest(const std::string& problem, const nlohmann::json& msg,
+                                      std::chrono::milliseconds timeout);
+  // Forks a confined judge for `problem`, readies it and loads the problem; its load reply.
+  Result<nlohmann::json> StartConfined(const std::string& problem);
+  void StopConfined();
 
   std::string DeviceName() const {
     return opt.backend == "cuda" ? "cuda:" + std::to_string(opt.device_index) : "cpu";

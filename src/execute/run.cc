@@ -112,60 +112,33 @@ class CandidateRun {
 
  private:
   bool Spawn() {
-    UniqueFd mine, theirs;
-    if (auto s = SocketPair(&mine, &theirs); !s.ok()) return Infra(s.message());
-    workdir_ = lane_.opt.work_dir / ("cand-" + std::to_string(getpid()) + "-" +
-                                     std::to_string(++lane_.spawned));
-    std::error_code ec;
-    fs::remove_all(workdir_, ec);
-    fs::create_directories(workdir_, ec);
-    if (ec) return Infra("cannot create " + workdir_.string() + ": " + ec.message());
-    json msg = {{"op", "spawn"}, {"device", lane_.DeviceName()}, {"workdir", workdir_.string()}};
-    if (auto s = lane_.zygote.chan.SendWithFd(msg, theirs.get()); !s.ok()) {
-      return Infra("the zygote is gone: " + s.message());
-    }
-    theirs.Reset();
-    auto r = lane_.zygote.chan.Receive(milliseconds(30000));
-    if (!r.ok() || !r->value("ok", false)) {
-      return Infra("the zygote could not fork a candidate process: " +
-                   (r.ok() ? r->value("message", "?") : r.status().message()));
-    }
-    pid_ = (*r)["pid"].get<int>();
-    chan_ = Channel(std::move(mine));
+    auto child = SpawnFromZygote(lane_.zygote, "spawn", lane_.DeviceName(),
+                                 lane_.opt.work_dir / ("cand-" + std::to_string(getpid()) + "-" +
+                                                       std::to_string(++lane_.spawned)));
+    if (!child.ok()) return Infra(child.status().message());
+    proc_ = std::move(child.value());
+    chan_ = std::move(proc_.chan);
     return true;
   }
 
   // Kills the candidate if it is alive, reaps it and removes its private folder.
   void Stop() {
-    if (pid_ > 0) {
-      chan_.Close();
-      ::kill(-pid_, SIGKILL);
-      ::kill(pid_, SIGKILL);
-      // Until it is gone: a process with a large CUDA context takes seconds to give its memory
-      // back, and the next problem's judge work must not meet it (seen on the H200).
-      (void)lane_.zygote.Request({{"op", "reap"}, {"pid", pid_}, {"timeout_s", 30}},
-                                 milliseconds(40000));
-      pid_ = -1;
-    }
-    if (!workdir_.empty()) {
-      std::error_code ec;
-      fs::remove_all(workdir_, ec);
-      workdir_.clear();
-    }
+    chan_.Close();
+    StopZygoteChild(lane_.zygote, &proc_);
   }
 
   // Collects how a candidate that closed its channel ended: "signal 11 (Segmentation fault)".
   std::string Reap() {
-    auto r = lane_.zygote.Request({{"op", "reap"}, {"pid", pid_}, {"timeout_s", 5}},
+    auto r = lane_.zygote.Request({{"op", "reap"}, {"pid", proc_.pid}, {"timeout_s", 5}},
                                   milliseconds(10000));
     if (!r.ok()) return "it ended";
     if (r->value("running", false)) {
-      ::kill(-pid_, SIGKILL);
-      ::kill(pid_, SIGKILL);
-      r = lane_.zygote.Request({{"op", "reap"}, {"pid", pid_}, {"timeout_s", 5}}, milliseconds(10000));
+      ::kill(-proc_.pid, SIGKILL);
+      ::kill(proc_.pid, SIGKILL);
+      r = lane_.zygote.Request({{"op", "reap"}, {"pid", proc_.pid}, {"timeout_s", 5}}, milliseconds(10000));
       if (!r.ok()) return "it closed its channel";
     }
-    pid_ = -1;
+    proc_.pid = -1;
     if (r->contains("signal")) {
       int sig = (*r)["signal"].get<int>();
       return "it was killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
@@ -208,7 +181,7 @@ class CandidateRun {
     }
     if (!r.ok()) {
       std::string how = Reap();
-      std::string log = ReadTail(workdir_ / "output.log", 3000);
+      std::string log = ReadTail(proc_.workdir / "output.log", 3000);
       Diagnostic d = Diag(stage, "crash", "the candidate process died during " + what + ": " + how,
                           LastCandidateLine(log),
                           "Check memory accesses: indices, sizes and pointers passed to kernels.");
@@ -277,7 +250,7 @@ class CandidateRun {
     json msg = {{"op", "check"}, {"problem", problem_}, {"slot", slot},
                 {"atol", opt_.atol}, {"rtol", opt_.rtol}};
     if (!perturb.is_null()) msg["perturb"] = perturb;
-    return lane_.judge.Request(msg, milliseconds(300000));
+    return lane_.JudgeRequest(problem_, msg, milliseconds(300000));
   }
 
   bool Infra(const std::string& message) {
@@ -334,7 +307,7 @@ class CandidateRun {
       if (t.swap_seed) prep["swap_seed"] = t.swap_seed;
       if (t.variant >= 0) prep["variant"] = t.variant;
       auto tp = Clock::now();
-      auto p = lane_.judge.Request(prep, milliseconds(300000));
+      auto p = lane_.JudgeRequest(problem_, prep, milliseconds(300000));
       out_.prepare_ms += MsSince(tp);
       if (!p.ok()) return Infra("the judge failed to prepare a trial: " + p.status().message());
       if (p->contains("skip")) continue;
@@ -454,7 +427,7 @@ class CandidateRun {
     int next_first = 0, last_iters = 0;
     // What the host's threads did meanwhile, from /proc: the main thread's waits for a CPU in
     // the bounded batches (`waited`), and every thread's CPU over the whole span (`span0`).
-    const pid_t host = HostOf(pid_);
+    const pid_t host = HostOf(proc_.pid);
     const HostTimes span0 = ReadHostTimes(host);
     const auto timing_start = Clock::now();
     HostTimes waited;
@@ -595,7 +568,7 @@ class CandidateRun {
   bool Ablate() {
     json prep = {{"op", "prepare"}, {"problem", problem_}, {"slot", "main"},
                  {"seed", seed_ ^ 0xab1a7e}, {"signed", false}};
-    auto p = lane_.judge.Request(prep, milliseconds(300000));
+    auto p = lane_.JudgeRequest(problem_, prep, milliseconds(300000));
     if (!p.ok()) return Infra("the judge failed to prepare the ablation call: " + p.status().message());
     auto r = Ask({{"op", "call"}, {"slot", "main"}, {"buffers", (*p)["slot"]}, {"ablate", true}},
                  opt_.call_timeout);
@@ -649,9 +622,8 @@ class CandidateRun {
   std::string problem_;
   MemoryFacts memory_;
   std::vector<extract::GuardBlock> guards_;  // watched by the host; empty: nothing to watch
-  fs::path workdir_;
-  int pid_ = -1;
-  Channel chan_;
+  ZygoteChild proc_;  // the candidate host
+  Channel chan_;      // its channel (moved out of proc_)
 };
 
 }  // namespace

@@ -31,7 +31,8 @@ json JobToJson(const JobSpec& j) {
           {"problem_text", j.problem_text},
           {"candidate", j.candidate},
           {"backend", j.backend},
-          {"settings", j.settings}};
+          {"settings", j.settings},
+          {"problem_trusted", j.problem_trusted}};
 }
 
 Result<JobSpec> JobFromJson(const json& j) {
@@ -50,6 +51,8 @@ Result<JobSpec> JobFromJson(const json& j) {
     }
     *field = it->get<std::string>();
   }
+  // Absent (a job queued by an older kforge): untrusted, the safe reading.
+  s.problem_trusted = j.value("problem_trusted", false);
   // The id is derived, never trusted: a job whose parts do not hash to it is refused.
   if (MakeJob(s.problem_id, s.problem_text, s.candidate, s.backend, s.settings).id != s.id) {
     return Status::Invalid("job: id does not match its problem, candidate and settings");

@@ -22,6 +22,11 @@ struct JobSpec {
   std::string candidate;     // the candidate or raw model reply
   std::string backend;
   std::string settings;      // eval::SettingsDigest of the service's evaluation options
+  // True only for a problem the operator registered (`serve --problems`): its text is imported
+  // by the trusted judge. A problem sent as text (inline, or a label holding its source) runs
+  // only in a confined judge of its own. Not part of the id: a text equal to a registered
+  // problem is that problem.
+  bool problem_trusted = false;
 };
 
 // Builds a job (hashes and id) from its parts.

@@ -146,7 +146,7 @@ class LocalEngine : public Engine {
       if (!path.ok()) {
         final_verdict = InfraResult(job, path.status().message(), "embedded", 1).verdict;
       } else {
-        eval::Prepared p = ev_->Prepare(*path, job.candidate);
+        eval::Prepared p = ev_->Prepare(*path, job.candidate, job.problem_trusted);
         if (p.final)
           final_verdict = ev_->Execute(std::move(p), 0);  // scores, no lane used
         else

@@ -111,7 +111,7 @@ Status Handle(const WorkerOptions& opt, const std::string& name, RedisJobs& jobs
   } else if (auto stored = ev->Lookup(*path, spec.candidate)) {
     v = *stored;  // evaluated before by a process sharing this cache
   } else {
-    eval::Prepared p = ev->Prepare(*path, spec.candidate);
+    eval::Prepared p = ev->Prepare(*path, spec.candidate, spec.problem_trusted);
     if (opt.role == Role::kBuild && !p.final) {
       forward = true;
     } else {

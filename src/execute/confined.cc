@@ -1,0 +1,111 @@
+// Zygote children, and the confined judge of an untrusted problem: problem text that came with
+// a request (a reward service's inline problem) runs only in a process forked from the zygote
+// and confined with a candidate's limits (no network, nothing writable but its own folder and
+// the shared buffers, rlimits, seccomp), never in the trusted judge.
+#include <signal.h>
+#include <unistd.h>
+
+#include "execute/lane_impl.h"
+
+namespace kf::execute {
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+using nlohmann::json;
+
+Result<ZygoteChild> SpawnFromZygote(RunnerProc& zygote, const std::string& op,
+                                    const std::string& device, const fs::path& workdir) {
+  UniqueFd mine, theirs;
+  if (auto s = SocketPair(&mine, &theirs); !s.ok()) return s;
+  std::error_code ec;
+  fs::remove_all(workdir, ec);
+  fs::create_directories(workdir, ec);
+  if (ec) return Status::IoError("cannot create " + workdir.string() + ": " + ec.message());
+  json msg = {{"op", op}, {"device", device}, {"workdir", workdir.string()}};
+  if (auto s = zygote.chan.SendWithFd(msg, theirs.get()); !s.ok()) {
+    return Status::Unavailable("the zygote is gone: " + s.message());
+  }
+  theirs.Reset();
+  auto r = zygote.chan.Receive(milliseconds(30000));
+  if (!r.ok() || !r->value("ok", false)) {
+    return Status::Unavailable("the zygote could not fork a process: " +
+                               (r.ok() ? r->value("message", "?") : r.status().message()));
+  }
+  ZygoteChild child;
+  child.pid = (*r)["pid"].get<int>();
+  child.chan = Channel(std::move(mine));
+  child.workdir = workdir;
+  return child;
+}
+
+void StopZygoteChild(RunnerProc& zygote, ZygoteChild* child) {
+  if (child->pid > 0) {
+    child->chan.Close();
+    ::kill(-child->pid, SIGKILL);
+    ::kill(child->pid, SIGKILL);
+    (void)zygote.Request({{"op", "reap"}, {"pid", child->pid}, {"timeout_s", 30}},
+                         milliseconds(40000));
+    child->pid = -1;
+  }
+  if (!child->workdir.empty()) {
+    std::error_code ec;
+    fs::remove_all(child->workdir, ec);
+    child->workdir.clear();
+  }
+}
+
+void Lane::Impl::StopConfined() {
+  if (!confined) return;
+  confined->judge.chan.Close();
+  StopZygoteChild(zygote, &confined->proc);
+  confined.reset();
+}
+
+Result<json> Lane::Impl::StartConfined(const std::string& problem) {
+  StopConfined();
+  // The trusted judge's trial buffers go back first: the confined judge needs the device.
+  (void)judge.Request({{"op", "release_slots"}}, milliseconds(60000));
+  auto child = SpawnFromZygote(zygote, "spawn_judge", DeviceName(),
+                               opt.work_dir / ("problem-" + std::to_string(getpid()) + "-" +
+                                               std::to_string(++spawned)));
+  if (!child.ok()) return child.status();
+  Confined c;
+  c.problem = problem;
+  c.proc = std::move(child.value());
+  c.judge.what = "untrusted problem's judge";
+  c.judge.chan = std::move(c.proc.chan);
+  c.judge.log_path = c.proc.workdir / "output.log";
+  confined = std::move(c);
+  auto fail = [&](const Status& s) -> Status {
+    StopConfined();
+    return s;
+  };
+  // hello refuses (ok: false) unless the sandbox was entered: see judge.main_confined.
+  auto hello = confined->judge.Request({{"op", "hello"}, {"device", DeviceName()}},
+                                       opt.start_timeout);
+  if (!hello.ok()) return fail(hello.status());
+  if (!native_msg.is_null()) {
+    if (auto r = confined->judge.Request(native_msg, milliseconds(60000)); !r.ok()) {
+      return fail(r.status());
+    }
+  }
+  auto loaded = confined->judge.Request(untrusted.at(problem), milliseconds(300000));
+  if (!loaded.ok()) return fail(loaded.status());
+  return loaded;
+}
+
+Result<json> Lane::Impl::JudgeRequest(const std::string& problem, const json& msg,
+                                      milliseconds timeout) {
+  if (untrusted.count(problem) == 0) {
+    StopConfined();
+    return judge.Request(msg, timeout);
+  }
+  if (!confined || confined->problem != problem) {
+    if (auto r = StartConfined(problem); !r.ok()) return r.status();
+  }
+  auto r = confined->judge.Request(msg, timeout);
+  // Gone or hung: the problem's own code did it. The next request forks a fresh judge.
+  if (!r.ok() && r.status().code() != Code::kInternal) StopConfined();
+  return r;
+}
+
+}  // namespace kf::execute
