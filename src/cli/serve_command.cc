@@ -19,6 +19,7 @@ struct ServeFlags {
   std::string prefix = "kf";
   std::vector<std::string> problems;
   long long max_in_flight = 0;
+  bool allow_inline_problems = false;
 };
 
 int RunServe(ServeFlags& f) {
@@ -26,6 +27,7 @@ int RunServe(ServeFlags& f) {
   f.serve.backend = eo.backend;
   f.serve.settings = eval::SettingsDigest(eo);
   serve::ProblemRegistry registry;
+  registry.AllowInline(f.allow_inline_problems);
   for (const auto& dir : f.problems) {
     if (auto s = registry.AddFolder(dir); !s.ok()) {
       std::cerr << "kforge serve: " << s.message() << "\n";
@@ -79,6 +81,10 @@ Command ServeCommand() {
             app->add_option("--problems", f->problems,
                             "folder of KernelBench-format problems, registered by relative path "
                             "(repeatable)");
+            app->add_flag("--allow-inline-problems", f->allow_inline_problems,
+                          "accept problems sent as text (problem_source, labels holding a "
+                          "problem's source); each runs only in a confined judge of its own. "
+                          "Default: only the --problems registered at start-up");
             app->add_option("--max-in-flight", f->max_in_flight,
                             "jobs queued or running before new ones get 503 (embedded 4096, "
                             "redis 10000)");

@@ -66,7 +66,16 @@ Result<queue::JobSpec> ProblemRegistry::MakeJob(const ItemRequest& item,
                               "problem's text as problem_source)");
     }
     // Registered under its own id, so verdicts say "level1/relu" whatever alias was used.
-    return queue::MakeJob(p->id, p->text, item.candidate, backend, settings);
+    queue::JobSpec job = queue::MakeJob(p->id, p->text, item.candidate, backend, settings);
+    job.problem_trusted = true;
+    return job;
+  }
+  if (!allow_inline_) {
+    return Status::Invalid("'" + item.field +
+                           "' sends a problem's text; this service evaluates only the problems "
+                           "registered at start-up (GET /v1/problems lists them; send one's id). "
+                           "The operator may allow problems sent as text with "
+                           "--allow-inline-problems: they then run in a sandbox of their own");
   }
   if (item.problem_source.find("class Model") == std::string::npos ||
       item.problem_source.find("def get_inputs") == std::string::npos) {

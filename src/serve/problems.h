@@ -32,14 +32,21 @@ class ProblemRegistry {
   std::vector<const Problem*> List() const;  // each problem once, by id
   size_t size() const { return by_path_.size(); }
 
+  // Problems sent as text (problem_source, or a label holding a problem's source) are refused
+  // unless allowed; allowed, they are untrusted jobs (queue::JobSpec::problem_trusted false).
+  void AllowInline(bool allow) { allow_inline_ = allow; }
+  bool allows_inline() const { return allow_inline_; }
+
   // The job for one item: a registered problem, or an inline one (id "inline"). kNotFound
-  // names an unknown id; kInvalidArgument an inline source that is no problem.
+  // names an unknown id; kInvalidArgument an inline source that is no problem, or any inline
+  // source when they are not allowed.
   Result<queue::JobSpec> MakeJob(const ItemRequest& item, const std::string& backend,
                                  const std::string& settings) const;
 
  private:
   std::map<std::string, Problem> by_path_;  // path -> problem
   std::map<std::string, std::string> ids_;  // id (and alias) -> path
+  bool allow_inline_ = false;
 };
 
 }  // namespace kf::serve

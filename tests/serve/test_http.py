@@ -50,7 +50,9 @@ def main():
     c = Cluster(kforge, cache)
     ok = False
     try:
-        url = c.start_serve("serve", ["--max-in-flight", "3", "--max-body-bytes", str(1 << 20)])
+        # Inline problems (the batch below) are refused unless allowed (test_untrusted.py).
+        url = c.start_serve("serve", ["--max-in-flight", "3", "--max-body-bytes", str(1 << 20),
+                                      "--allow-inline-problems"])
         code, body, _ = http("GET", url + "/v1/problems")
         assert code == 200 and any(p["id"] == "level1/relu" for p in body["problems"]), body
 
