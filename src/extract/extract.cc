@@ -60,6 +60,24 @@ SourceText ToSourceText(const LinedString& s, int line_offset) {
   return t;
 }
 
+// `ModelNew = Name` at module level, Name a module-level class: ModelNew is that class. The last
+// such binding wins, as it would when the module runs; any other binding of ModelNew (a call,
+// an expression) is not followed.
+void AliasedModelNew(const ParsedModule& m, int offset, Candidate* c) {
+  for (const Assignment& a : m.assignments) {
+    if (a.name != "ModelNew" || m.statements[static_cast<size_t>(a.stmt)].parent != -1) continue;
+    c->has_model_new = false;
+    if (a.value_begin < 0 || a.value_end != a.value_begin + 1) continue;
+    const std::string& target = m.tokens[static_cast<size_t>(a.value_begin)].text;
+    for (const ClassDef& k : m.classes) {
+      if (k.name != target) continue;
+      c->has_model_new = true;
+      c->model_new_line = a.line + offset;
+      c->model_new_class = target;
+    }
+  }
+}
+
 }  // namespace
 
 bool Candidate::ok() const {
@@ -108,6 +126,7 @@ Candidate Extract(std::string_view submitted_raw) {
       c.model_new_line = k.line + offset;
     }
   }
+  if (!c.has_model_new) AliasedModelNew(m, offset, &c);
 
   const Evaluator eval(m);
   const std::vector<std::string> names = LoadInlineNames(m);

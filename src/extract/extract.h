@@ -40,6 +40,10 @@ struct Candidate {
   bool from_reply = false;  // code came out of a fenced block of a model reply
   bool has_model_new = false;
   int model_new_line = 0;
+  // The module-level class that `ModelNew` names: "ModelNew" itself, or the class a module-level
+  // `ModelNew = Name` binds (a file that defines `class Model` with its kernels and ends with
+  // `ModelNew = Model`, as METR's KernelBench solutions do; the host instantiates ModelNew).
+  std::string model_new_class = "ModelNew";
   std::vector<InlineCall> inline_calls;
   // Errors here mean status format_error; warnings and infos may accompany a good candidate.
   std::vector<Diagnostic> diagnostics;
@@ -51,7 +55,7 @@ struct Candidate {
 //   "no_code_block"  (a reply with prose but no fenced block and no Python in it),
 //   "syntax_error"   (tokenizer or parser error: unterminated string, unbalanced bracket,
 //                     bad indentation, ... with line and column),
-//   "no_model_new"   (no top-level `class ModelNew`),
+//   "no_model_new"   (no top-level `class ModelNew`, nor `ModelNew = <a top-level class>`),
 //   "no_kernel"      (no load_inline call anywhere).
 Candidate Extract(std::string_view submitted);
 

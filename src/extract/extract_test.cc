@@ -261,6 +261,28 @@ TEST(Extract, NoModelNewAndNoKernel) {
   EXPECT_EQ(Codes(c), (std::vector<std::string>{"no_kernel"}));
 }
 
+// METR's KernelBench solutions define `class Model` with their kernels and end with
+// `ModelNew = Model`: the candidate host instantiates ModelNew, so that is a ModelNew.
+TEST(Extract, ModelNewBoundToAClass) {
+  const std::string kernel =
+      "import torch\nfrom torch.utils.cpp_extension import load_inline\n"
+      "ext = load_inline(name='e', cpp_sources='int f();', functions=['f'])\n"
+      "class Model:\n    def forward(self, x):\n        return ext.f(x)\n";
+  Candidate c = Extract(kernel + "ModelNew = Model\n");
+  EXPECT_TRUE(c.ok()) << Codes(c)[0];
+  EXPECT_TRUE(c.has_model_new);
+  EXPECT_EQ(c.model_new_class, "Model");
+  EXPECT_EQ(c.model_new_line, 7);
+  // Bound to something that is not a module-level class, rebound, or nested: not followed.
+  for (const std::string tail :
+       {"ModelNew = make_model()\n", "ModelNew = Other\n", "ModelNew = Model\nModelNew = 3\n",
+        "if True:\n    ModelNew = Model\n"}) {
+    c = Extract(kernel + tail);
+    EXPECT_FALSE(c.has_model_new) << tail;
+    EXPECT_EQ(Codes(c), (std::vector<std::string>{"no_model_new"})) << tail;
+  }
+}
+
 TEST(Extract, NestedModelNewIsReportedAtItsLine) {
   Candidate c = Extract("import torch\nif True:\n    class ModelNew:\n        pass\n");
   EXPECT_FALSE(c.has_model_new);

@@ -2,6 +2,7 @@
 // reduced to what replies use), and a cheap test for whether fence-less text is Python at all.
 #include "extract/fence.h"
 
+#include <algorithm>
 #include <string_view>
 #include <vector>
 
@@ -47,6 +48,11 @@ bool IsBlank(std::string_view s) { return s.find_first_not_of(" \t\r\f\v") == s.
 bool DefinesModelNew(std::string_view body) {
   for (const Line& l : SplitLines(body)) {
     std::string_view t = l.text;
+    if (t.substr(0, 8) == "ModelNew") {  // `ModelNew = Model`
+      std::string_view rest = t.substr(8);
+      rest.remove_prefix(std::min(rest.find_first_not_of(" \t"), rest.size()));
+      if (rest.size() >= 2 && rest[0] == '=' && rest[1] != '=') return true;
+    }
     if (t.substr(0, 5) != "class") continue;
     t.remove_prefix(5);
     if (t.empty() || (t[0] != ' ' && t[0] != '\t')) continue;

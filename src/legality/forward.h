@@ -71,7 +71,9 @@ class ForwardRules {
   std::set<std::string> ext_names_;
   std::map<std::string, Kind> self_attrs_;
   std::map<std::string, std::string> self_classes_;  // self.X -> candidate class name
-  std::vector<std::string> family_;                  // ModelNew and its candidate bases
+  // The class ModelNew names (extract::Candidate::model_new_class), and its candidate bases.
+  std::string model_;
+  std::vector<std::string> family_;
   std::vector<std::string> torch_bases_;             // ModelNew's nn bases other than Module
   std::map<int, Scope> scopes_;                      // by def statement
   std::vector<int> order_;                           // scopes_ keys in reach order

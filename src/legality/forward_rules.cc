@@ -20,7 +20,8 @@ bool IsOpen(const Token& t) { return IsOp(t, "(") || IsOp(t, "[") || IsOp(t, "{"
 
 }  // namespace
 
-ForwardRules::ForwardRules(Context& ctx) : ctx_(ctx), t_(ctx.t()) {}
+ForwardRules::ForwardRules(Context& ctx)
+    : ctx_(ctx), t_(ctx.t()), model_(ctx.candidate().model_new_class) {}
 
 const extract::ClassDef* ForwardRules::FindClass(const std::string& name) const {
   for (const auto& k : ctx_.m().classes) {
@@ -121,7 +122,7 @@ Scope* ForwardRules::Reach(const std::string& cls, const extract::FunctionDef& d
   order_.push_back(d.stmt);
   s.cls = cls;
   s.header = d.stmt;
-  s.label = cls.empty() ? "function " + d.name : cls + "." + d.name;
+  s.label = cls.empty() ? "function " + d.name : (cls == model_ ? "ModelNew" : cls) + "." + d.name;
   if (s.label != "ModelNew.forward") s.label += " (reached from ModelNew.forward)";
   const auto& st = ctx_.m().statements;
   s.first = d.stmt + 1;
@@ -149,7 +150,7 @@ Scope* ForwardRules::Reach(const std::string& cls, const extract::FunctionDef& d
     const bool literal_default = i + 2 < rp && IsOp(t_[i + 1], "=") &&
                                  (t_[i + 2].kind != TokenKind::kName || !IsName(t_[i + 2]));
     const bool entry = d.name == "forward" || d.name == "__call__";
-    if (entry && cls == "ModelNew" && !literal_default && !IsOp(t_[i - 1], "**")) {
+    if (entry && cls == model_ && !literal_default && !IsOp(t_[i - 1], "**")) {
       s.tensor_params.insert(t_[i].text);
     }
   }
@@ -173,7 +174,7 @@ void ForwardRules::ReachFrom(Scope* s) {
         const std::string& attr = t_[i + 2].text;
         // A method of the scope's own class, or of ModelNew's family.
         std::vector<std::string> classes = {s->cls};
-        if (s->cls == "ModelNew") classes = family_;
+        if (s->cls == model_) classes = family_;
         for (const std::string& c : classes) {
           const extract::ClassDef* k = FindClass(c);
           for (const auto& d : k ? k->methods : std::vector<extract::FunctionDef>{}) {
@@ -186,7 +187,7 @@ void ForwardRules::ReachFrom(Scope* s) {
         if (it != self_classes_.end()) reach_class(it->second);
       } else if (const extract::FunctionDef* f = FindFunction(name)) {
         if (Scope* n = Reach("", *f)) ReachFrom(n);
-      } else if (name != "ModelNew" && FindClass(name) != nullptr) {
+      } else if (name != model_ && FindClass(name) != nullptr) {
         reach_class(name);
       }
     }
@@ -239,7 +240,7 @@ void ForwardRules::Flag(const Scope& s, int tok, const std::string& what) {
 }
 
 void ForwardRules::Run() {
-  const extract::ClassDef* model = FindClass("ModelNew");
+  const extract::ClassDef* model = FindClass(model_);
   if (model == nullptr) return;
   CollectExtensions();
   // ModelNew's bases: candidate classes join its family; nn classes other than Module bring

@@ -121,6 +121,18 @@ TEST(ForwardTest, InheritedAndSuperForward) {
             "H01:11");
 }
 
+TEST(ForwardTest, ModelNewBoundToAnotherClass) {
+  // `ModelNew = Model`: Model's forward is ModelNew's, judged and named as such.
+  const auto ds = testing::CheckBody(
+      "class Model(nn.Module):\n"
+      "    def forward(self, x):\n"
+      "        return ext.f(torch.matmul(x, x))\n"
+      "ModelNew = Model\n");
+  EXPECT_EQ(testing::Summary(ds), "H01:11");
+  ASSERT_FALSE(ds.empty());
+  EXPECT_EQ(ds[0].message.rfind("ModelNew.forward calls torch.matmul", 0), 0u) << ds[0].message;
+}
+
 TEST(ForwardTest, StarImportsBuiltinsAndNumpy) {
   EXPECT_EQ(
       Findings("from torch.nn.functional import *\n" + WithForward("        return relu(x)\n")),
