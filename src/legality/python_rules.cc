@@ -3,6 +3,7 @@
 // swallowing with no branch of its own (H03) and dynamic lookups on torch that would hide a
 // fallback from the forward rule (H01). A try/except is only noted (H03_guard): whether its
 // fallback runs is decided at run time (execute's CheckGuards).
+#include <set>
 #include <string>
 
 #include "extract/tokenizer.h"
@@ -63,6 +64,8 @@ class PythonRules {
       Banned b = BannedPythonPath(path, ctx_.opt().fp32_problem);
       if (!b) b = BannedPythonPath(im.module, ctx_.opt().fp32_problem);
       if (!b) continue;
+      // Importing autocast or a half dtype is not using it: the uses are judged (AtToken).
+      if (b.code == std::string("H13")) continue;
       ctx_.Report(b.code, im.line, 0,
                   "importing " + path + " (" + b.what + ") is not allowed (" + b.code + ")",
                   HintFor(b.code));
@@ -114,6 +117,10 @@ class PythonRules {
         if (!ctx_.IsChainStart(i)) continue;
         int end = 0;
         const std::string chain = ctx_.Chain(i, &end);
+        if (IsSetting(ctx_.Canonical(chain)) || BuildEnvironmentWrite(i, end)) {
+          i = end - 1;
+          continue;
+        }
         const bool builtins = chain.rfind("__builtins__", 0) == 0;
         const bool attr = end > i + 1 || (end < e && IsOp(t_[end], "["));
         if (builtins || (attr && !ctx_.Canonical(chain).empty())) {
@@ -145,8 +152,15 @@ class PythonRules {
     const std::string root = chain.substr(0, chain.find('.'));
     const std::string canon = ctx_.Canonical(chain);
     if (!canon.empty()) {
-      // Imports of a banned module were reported at the import; do not repeat every use.
-      if (BannedPythonPath(ctx_.AliasTarget(root), ctx_.opt().fp32_problem)) return;
+      // Imports of a banned module were reported at the import; do not repeat every use
+      // (except H13's, which are reported where they are used).
+      if (Banned ib = BannedPythonPath(ctx_.AliasTarget(root), ctx_.opt().fp32_problem);
+          ib && ib.code != std::string("H13")) {
+        return;
+      }
+      if (BuildEnvironmentWrite(i, end) || LocalDirectory(canon, end) || AutocastOff(canon, end)) {
+        return;
+      }
       if (Banned b = BannedPythonPath(canon, ctx_.opt().fp32_problem)) {
         Flag(b.code, tk, "using " + chain + " (" + b.what + ") is not allowed");
         return;
@@ -168,6 +182,58 @@ class PythonRules {
       return;
     }
     if (end < static_cast<int>(t_.size()) && IsOp(t_[end], "(")) DynamicLookup(i, chain, end);
+  }
+
+  // Assignments to these configure PyTorch without changing any result or timer: not H08.
+  static bool IsSetting(const std::string& canon) {
+    return canon == "torch.backends.cudnn.benchmark" ||
+           canon == "torch.backends.cudnn.deterministic" || canon == "torch.backends.cudnn.enabled";
+  }
+
+  // `os.environ["NAME"] = ...` for a variable that only configures building the extension (seen
+  // in released kernels: TORCH_CUDA_ARCH_LIST). Reading the environment stays H15, and so does
+  // writing anything else (NVIDIA_TF32_OVERRIDE would change precision, say). `end` is one past
+  // the chain starting at token i.
+  bool BuildEnvironmentWrite(int i, int end) const {
+    static const std::set<std::string> kBuild = {"TORCH_CUDA_ARCH_LIST", "TORCH_EXTENSIONS_DIR",
+                                                 "MAX_JOBS", "TORCH_CUDA_VERBOSE",
+                                                 "TORCH_USE_CUDA_DSA"};
+    const int n = static_cast<int>(t_.size());
+    int chain_end = 0;
+    if (ctx_.Canonical(ctx_.Chain(i, &chain_end)) != "os.environ" || end + 3 >= n) return false;
+    if (!IsOp(t_[end], "[") || t_[end + 1].kind != TokenKind::kString || !IsOp(t_[end + 2], "]") ||
+        !IsOp(t_[end + 3], "=")) {
+      return false;
+    }
+    return kBuild.count(extract::DecodeStringLiteral(t_[end + 1].text).value) > 0;
+  }
+
+  // `os.makedirs("build", ...)` / `os.mkdir(...)` of a literal relative path without "..":
+  // inside the candidate's own folder (its working directory) whatever it names.
+  bool LocalDirectory(const std::string& canon, int end) const {
+    if ((canon != "os.makedirs" && canon != "os.mkdir") || end + 2 >= static_cast<int>(t_.size()) ||
+        !IsOp(t_[end], "(") || t_[end + 1].kind != TokenKind::kString ||
+        !(IsOp(t_[end + 2], ",") || IsOp(t_[end + 2], ")"))) {
+      return false;
+    }
+    const std::string path = extract::DecodeStringLiteral(t_[end + 1].text).value;
+    return !path.empty() && path[0] != '/' && path[0] != '~' &&
+           path.find("..") == std::string::npos;
+  }
+
+  // `autocast(enabled=False)` (a call or a decorator) turns autocast off: the opposite of H13.
+  bool AutocastOff(const std::string& canon, int end) const {
+    const bool autocast = canon == "torch.autocast" || canon == "torch.cuda.amp.autocast" ||
+                          canon == "torch.amp.autocast" || canon == "torch.cpu.amp.autocast";
+    if (!autocast || end >= static_cast<int>(t_.size()) || !IsOp(t_[end], "(")) return false;
+    const int rparen = ctx_.m().partner[end];
+    for (int k = end + 1; k + 2 < rparen; ++k) {
+      if (t_[k].text == "enabled" && IsOp(t_[k + 1], "=") && t_[k + 2].text == "False" &&
+          (k + 3 == rparen || IsOp(t_[k + 3], ","))) {
+        return true;
+      }
+    }
+    return false;
   }
 
   // getattr/setattr/delattr/vars/object.__setattr__ on modules.

@@ -11,15 +11,15 @@ using testing::WithForward;
 
 // A try/except is only a hint: noted (info), its branches watched at run time.
 TEST(PythonRulesTest, TryExceptIsAGuardToWatch) {
-  auto ds = CheckBody(WithForward("        try:\n"
-                                  "            return ext.f(x)\n"
-                                  "        except Exception:\n"
-                                  "            return x\n"));
+  auto ds =
+      CheckBody(WithForward("        try:\n"
+                            "            return ext.f(x)\n"
+                            "        except Exception:\n"
+                            "            return x\n"));
   EXPECT_EQ(testing::Summary(ds), "H03_guard:13");
   ASSERT_EQ(ds.size(), 1u);
   EXPECT_EQ(ds[0].severity, Severity::kInfo);
-  EXPECT_EQ(Findings("try:\n    import foo\nexcept ImportError:\n    foo = None\n"),
-            "H03_guard:9");
+  EXPECT_EQ(Findings("try:\n    import foo\nexcept ImportError:\n    foo = None\n"), "H03_guard:9");
 }
 
 // Exception swallowing with no branch of its own to watch stays an error.
@@ -75,6 +75,23 @@ TEST(PythonRulesTest, HarnessStateAndEscapes) {
   EXPECT_EQ(Findings(WithForward("        return ext.f(x.frame.f_back)\n")), "H16:13");
 }
 
+// Seen in released kernels (CUDA-L1, docs/CORPORA.md): settings that change no result or timer.
+TEST(PythonRulesTest, SettingsThatAreNotPatches) {
+  EXPECT_EQ(Findings("torch.backends.cudnn.benchmark = True\n"
+                     "torch.backends.cudnn.deterministic = False\n"
+                     "torch.backends.cudnn.enabled = False\n"),
+            "");
+  EXPECT_EQ(Findings("torch.cuda.synchronize = lambda: None\n"), "H08:9");
+  // Build settings may be written; the environment is not read, nor written otherwise.
+  EXPECT_EQ(Findings("import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = '9.0'\n"), "");
+  EXPECT_NE(Findings("import os\nos.environ['NVIDIA_TF32_OVERRIDE'] = '1'\n"), "");
+  EXPECT_EQ(Findings("import os\narch = os.environ['TORCH_CUDA_ARCH_LIST']\n"), "H15:10");
+  // A literal relative folder is inside the candidate's own; anything else is an escape.
+  EXPECT_EQ(Findings("import os\nos.makedirs('cuda_extensions', exist_ok=True)\n"), "");
+  EXPECT_EQ(Findings("import os\nos.makedirs('/tmp/x')\nos.mkdir('../up')\nos.makedirs(d)\n"),
+            "H20:10 H20:11 H20:12");
+}
+
 TEST(PythonRulesTest, DynamicLookupsOnTorch) {
   EXPECT_EQ(Findings("mm = getattr(torch, 'mat' + 'mul')\n"), "H01:9");
   EXPECT_EQ(Findings("mm = getattr(torch, 'matmul')\n"), "H01:9");
@@ -88,8 +105,22 @@ TEST(PythonRulesTest, PrecisionDowngrade) {
   EXPECT_EQ(Findings(WithForward("        return ext.f(x.to(torch.bfloat16))\n")), "H13:13");
   EXPECT_EQ(Findings("torch.backends.cuda.matmul.allow_tf32 = True\n"
                      "torch.set_float32_matmul_precision('high')\n"
-                     "from torch.cuda.amp import autocast\n"),
-            "H13:9 H13:10 H13:11");
+                     "from torch.cuda.amp import autocast\n"
+                     "with autocast():\n"
+                     "    pass\n"),
+            "H13:9 H13:10 H13:12");
+  // Importing autocast is not using it; turning it off is the opposite of a downgrade.
+  EXPECT_EQ(Findings("from torch.cuda.amp import autocast\n"), "");
+  EXPECT_EQ(Findings("class A:\n"
+                     "    @torch.cuda.amp.autocast(enabled=False)\n"
+                     "    def f(self, x):\n"
+                     "        return x\n"
+                     "with torch.autocast('cuda', enabled=False):\n"
+                     "    pass\n"),
+            "");
+  EXPECT_EQ(Findings("with torch.cuda.amp.autocast(enabled=torch.cuda.is_available()):\n"
+                     "    pass\n"),
+            "H13:9");
   EXPECT_EQ(Findings(WithForward("        return ext.f(x.to(dtype='float16'))\n")), "H13:13");
   LegalityOptions half_problem;
   half_problem.fp32_problem = false;

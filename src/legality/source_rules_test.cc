@@ -84,22 +84,28 @@ TEST(SourceRulesTest, StreamsThreadsAndEscapes) {
 }
 
 TEST(SourceRulesTest, ReducedPrecision) {
-  // Includes and half types alone are not proof (numerics decide); a conversion is.
+  // Includes and half types are not proof; conversions and tensor-core MMA are only noted (a
+  // tensor-core kernel that meets the fp32 tolerance is honest: the trials decide).
   EXPECT_EQ(Findings("#include <cuda_fp16.h>\n"
                      "#include <mma.h>\n"
                      "__global__ void k(const half* x, __half* y, float* z) {\n"
                      "  y[0] = __float2half(1.0f);\n"
                      "}\n"),
-            "H13:8");
+            "H13_note:8");
+  const auto notes = Check(extract::Extract(
+      WithKernel("__global__ void k(float* y) { y[0] = __half2float(__float2half(y[0])); }\n")));
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].severity, Severity::kInfo);
+  EXPECT_NE(notes[0].message.find("fp32 tolerance"), std::string::npos) << notes[0].message;
   EXPECT_EQ(Findings("#include <cuda_bf16.h>\n"
                      "template <typename T> __device__ float load(const T* p);\n"
                      "template <> __device__ float load<__nv_bfloat16>(const __nv_bfloat16* p);\n"
                      "void f(torch::Tensor x) { if (x.scalar_type() == at::kHalf) return; }\n"),
             "");
-  EXPECT_EQ(Findings("__global__ void k() {\n  nvcuda::wmma::fragment<int> a;\n}\n"), "H13:6");
+  EXPECT_EQ(Findings("__global__ void k() {\n  nvcuda::wmma::fragment<int> a;\n}\n"), "H13_note:6");
   EXPECT_EQ(Findings("__global__ void k() {\n  "
                      "asm(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {};\");\n}\n"),
-            "H13:6");
+            "H13_note:6");
   EXPECT_EQ(Findings("void f(torch::Tensor x) { auto p = x.data_ptr<at::Half>(); }\n"), "");
   EXPECT_EQ(Findings("void f() { setAllowTF32CuBLAS(true); }\n"), "H13:5");
   LegalityOptions half_problem;

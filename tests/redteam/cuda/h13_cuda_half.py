@@ -1,7 +1,8 @@
 # kforge-problem: level1/relu.py
-# kforge-expect: cheat
+# kforge-expect: incorrect
 # kforge-rule: H13
-# the CUDA kernel converts each value to __half and back
+# the CUDA kernel converts each value to __half and back (conversions are no static proof since
+# 2026-12-01: the fp32 tolerance catches it, as it does the CPU twin h13_cxx_half)
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
