@@ -5,6 +5,7 @@ namespace kf::cli {
 const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {
       EvalCommand(),
+      CheckCommand(),
       LintCommand(),
       FeasibilityCommand(),
       BenchCommand(),

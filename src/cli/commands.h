@@ -26,6 +26,7 @@ struct Command {
 const std::vector<Command>& Commands();
 
 Command EvalCommand();
+Command CheckCommand();
 Command LintCommand();
 Command FeasibilityCommand();
 Command BenchCommand();

@@ -59,6 +59,10 @@ void AddVerdictFlags(CLI::App* app, EvalFlags* f) {
   app->add_option("--load-timeout-s", f->load_timeout_s,
                   "importing the candidate and building ModelNew, builds excluded (120)")
       ->check(CLI::Range(1, 3600));
+  AddRuleFlags(app, f);
+}
+
+void AddRuleFlags(CLI::App* app, EvalFlags* f) {
   app->add_flag("--allow-libraries", f->allow_libraries,
                 "allow cuBLAS/cuDNN/CUTLASS and ATen compute called from kernel sources");
   app->add_option("--policy", f->policy,

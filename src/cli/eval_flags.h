@@ -38,6 +38,9 @@ eval::EvalOptions ToEvalOptions(const EvalFlags& f);
 // with one help text each, for every command that evaluates. --seed is the caller's: in
 // `generate` and `mcp` it seeds the model's sampling.
 void AddVerdictFlags(CLI::App* app, EvalFlags* f);
+// The part of those that decides what is legal (--allow-libraries, --policy, --allowlist), for
+// commands that only check (kforge check).
+void AddRuleFlags(CLI::App* app, EvalFlags* f);
 
 // Online processors (at least 1): the default number of compiles, and of bench's build threads.
 int Cores();

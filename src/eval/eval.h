@@ -116,6 +116,12 @@ class Evaluator {
   std::unique_ptr<Impl> impl_;
 };
 
+// The static stage's findings for a candidate of a problem (its text) under `opt`'s rules,
+// libraries and policy: what Prepare records, and what `kforge check` prints. An error finding
+// ends the verdict as cheat; the others are notes. Pure: runs nothing.
+std::vector<Diagnostic> StaticFindings(const extract::Candidate& c, const std::string& problem_text,
+                                       const EvalOptions& opt);
+
 // Where things are when the user does not say: $KFORGE_CACHE, else $XDG_CACHE_HOME/kforge,
 // else ~/.cache/kforge.
 std::filesystem::path DefaultCacheDir();

@@ -9,8 +9,8 @@
 
 namespace kf::execute {
 namespace fs = std::filesystem;
-using std::chrono::milliseconds;
 using nlohmann::json;
+using std::chrono::milliseconds;
 
 Result<ZygoteChild> SpawnFromZygote(RunnerProc& zygote, const std::string& op,
                                     const std::string& device, const fs::path& workdir) {
@@ -64,9 +64,9 @@ Result<json> Lane::Impl::StartConfined(const std::string& problem) {
   StopConfined();
   // The trusted judge's trial buffers go back first: the confined judge needs the device.
   (void)judge.Request({{"op", "release_slots"}}, milliseconds(60000));
-  auto child = SpawnFromZygote(zygote, "spawn_judge", DeviceName(),
-                               opt.work_dir / ("problem-" + std::to_string(getpid()) + "-" +
-                                               std::to_string(++spawned)));
+  auto child = SpawnFromZygote(
+      zygote, "spawn_judge", DeviceName(),
+      opt.work_dir / ("problem-" + std::to_string(getpid()) + "-" + std::to_string(++spawned)));
   if (!child.ok()) return child.status();
   Confined c;
   c.problem = problem;
@@ -80,8 +80,8 @@ Result<json> Lane::Impl::StartConfined(const std::string& problem) {
     return s;
   };
   // hello refuses (ok: false) unless the sandbox was entered: see judge.main_confined.
-  auto hello = confined->judge.Request({{"op", "hello"}, {"device", DeviceName()}},
-                                       opt.start_timeout);
+  auto hello =
+      confined->judge.Request({{"op", "hello"}, {"device", DeviceName()}}, opt.start_timeout);
   if (!hello.ok()) return fail(hello.status());
   if (!native_msg.is_null()) {
     if (auto r = confined->judge.Request(native_msg, milliseconds(60000)); !r.ok()) {

@@ -1,0 +1,66 @@
+#include <gtest/gtest.h>
+
+#include "eval/eval.h"
+
+namespace kf::eval {
+namespace {
+
+// A level-2-style candidate as models write them: the convolution stays in PyTorch (in C++ here,
+// through torch::conv2d, and in forward through F.relu), the tail is a kernel of its own.
+constexpr const char* kCandidate = R"(import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.cpp_extension import load_inline
+src = r'''
+torch::Tensor conv_then_scale(torch::Tensor x, torch::Tensor w) {
+  auto y = torch::conv2d(x, w);
+  return y;
+}
+'''
+ext = load_inline(name='e', cpp_sources=src, functions=['conv_then_scale'])
+class ModelNew(nn.Module):
+    def forward(self, x, w):
+        return F.relu(ext.conv_then_scale(x, w))
+)";
+
+std::vector<std::string> Errors(const std::vector<Diagnostic>& ds) {
+  std::vector<std::string> out;
+  for (const auto& d : ds) {
+    if (d.severity == Severity::kError) out.push_back(d.code);
+  }
+  return out;
+}
+
+TEST(StaticFindings, KernelBenchPolicyAllowsPyTorchComputeFromForwardAndKernelSources) {
+  const extract::Candidate c = extract::Extract(kCandidate);
+  ASSERT_TRUE(c.ok());
+  EvalOptions strict;
+  EXPECT_EQ(Errors(StaticFindings(c, "", strict)), (std::vector<std::string>{"H04", "H01"}));
+  EvalOptions kb;
+  kb.exec.policy = execute::Policy::kKernelBench;
+  const auto ds = StaticFindings(c, "", kb);
+  EXPECT_TRUE(Errors(ds).empty());
+  ASSERT_EQ(ds.size(), 2u);  // still listed, as notes
+  for (const auto& d : ds) {
+    EXPECT_EQ(d.severity, Severity::kInfo);
+    EXPECT_EQ(d.message.rfind("allowed under the kernelbench policy: ", 0), 0u) << d.message;
+  }
+  // The tricks stay cheats under both policies.
+  const extract::Candidate patch =
+      extract::Extract(std::string(kCandidate) + "import time\ntime.perf_counter = lambda: 0\n");
+  EXPECT_EQ(Errors(StaticFindings(patch, "", kb)), (std::vector<std::string>{"H08"}));
+}
+
+TEST(StaticFindings, PrecisionRulesFollowTheProblem) {
+  const extract::Candidate c = extract::Extract(
+      std::string(kCandidate) + "def cast(x):\n    return x.half()\n");
+  EvalOptions kb;
+  kb.exec.policy = execute::Policy::kKernelBench;
+  EXPECT_EQ(Errors(StaticFindings(c, "def get_inputs(): return [torch.randn(4)]", kb)),
+            (std::vector<std::string>{"H13"}));
+  EXPECT_TRUE(
+      Errors(StaticFindings(c, "def get_inputs(): return [torch.randn(4).half()]", kb)).empty());
+}
+
+}  // namespace
+}  // namespace kf::eval
