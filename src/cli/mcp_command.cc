@@ -33,7 +33,7 @@ json Schema(json properties, std::vector<std::string> required) {
 json VerdictSchema() {
   return {{"type", "object"},
           {"description",
-           "the verdict JSON (docs/PROTOCOL.md): status, reward, trials, "
+           "the verdict JSON (docs/VERDICT.md): status, reward, trials, "
            "timings, speedups, diagnostics, feedback"},
           {"properties",
            {{"status", {{"type", "string"}}},
