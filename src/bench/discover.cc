@@ -7,6 +7,8 @@
 #include <set>
 #include <sstream>
 
+#include "problems/registry.h"
+
 namespace kf::bench {
 namespace fs = std::filesystem;
 namespace {
@@ -26,12 +28,10 @@ std::optional<int> LeadingNumber(const std::string& s) {
 }
 
 bool DefinesModel(const fs::path& p) {
-  std::ifstream f(p);
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.rfind("class Model(", 0) == 0 || line.rfind("class Model:", 0) == 0) return true;
-  }
-  return false;
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream text;
+  text << f.rdbuf();
+  return problems::DefinesModel(text.str());
 }
 
 ProblemFile Describe(const fs::path& file) {

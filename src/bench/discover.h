@@ -1,6 +1,6 @@
 // bench discovery: the problems of a bench run and the sample files that answer them.
 //
-// Problems: every `*.py` defining `class Model` directly in each --problems folder (or a file
+// Problems: every `*.py` that problems::DefinesModel directly in each --problems folder (or a file
 // given directly). The folder's name is the problem's level ("level1"); a KernelBench file
 // `19_ReLU.py` also has the number 19.
 //

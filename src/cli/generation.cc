@@ -95,8 +95,13 @@ Result<std::unique_ptr<model::ModelClient>> MakeClient(const ModelSetup& f, int 
 #endif
 }
 
-Verdict SharedEvaluator::Evaluate(const fs::path& problem, const std::string& text) {
+Verdict SharedEvaluator::Evaluate(
+    const fs::path& problem, const std::string& text,
+    const std::function<void(const Verdict& so_far, bool final)>& prepared) {
   eval::Prepared p = ev_->Prepare(problem, text);  // extract, legality, build: in parallel
+  if (prepared) {
+    prepared(p.verdict, p.final);
+  }
   std::lock_guard<std::mutex> g(lane_mu_);
   return ev_->Execute(std::move(p), 0);
 }
@@ -193,6 +198,9 @@ Result<GenerationReport> RunGeneration(SharedEvaluator& ev, model::ModelClient& 
   cb.on_turn = [&](const agent::Turn& t) {
     if (req.progress) {
       *req.progress << ProgressLine(t) << std::endl;
+    }
+    if (req.on_turn) {
+      req.on_turn(t);
     }
     if (t.verdict && t.verdict->status == VerdictStatus::kInfraError) {
       ++report.infra_errors;

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <ostream>
@@ -47,7 +48,10 @@ Result<std::unique_ptr<model::ModelClient>> MakeClient(const ModelSetup& f, int 
 class SharedEvaluator {
  public:
   explicit SharedEvaluator(std::unique_ptr<eval::Evaluator> ev) : ev_(std::move(ev)) {}
-  Verdict Evaluate(const std::filesystem::path& problem, const std::string& text);
+  // `prepared`, when set, is told after the CPU stages (extract, legality, build), before the
+  // lane is waited for: the verdict so far (its stages) and whether it is already final.
+  Verdict Evaluate(const std::filesystem::path& problem, const std::string& text,
+                   const std::function<void(const Verdict& so_far, bool final)>& prepared = {});
   Result<eval::Evaluator::ProblemFacts> Describe(const std::filesystem::path& problem);
 
  private:
@@ -60,8 +64,9 @@ struct GenerationRequest {
   std::filesystem::path out_dir;  // empty: write no files
   std::string backend;
   agent::GenerateOptions options;
-  std::filesystem::path prompt_dir;  // empty: DefaultPromptDir()
-  std::ostream* progress = nullptr;  // one line per finished turn, when set
+  std::filesystem::path prompt_dir;                 // empty: DefaultPromptDir()
+  std::ostream* progress = nullptr;                 // one line per finished turn, when set
+  std::function<void(const agent::Turn&)> on_turn;  // each finished turn, when set (any thread)
 };
 
 struct GenerationReport {
