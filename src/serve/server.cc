@@ -73,7 +73,7 @@ class Service {
   }
 
   // Every item becomes a job first (so an unknown problem refuses the whole request before
-  // anything runs), then all are submitted.
+  // anything runs), then all are submitted but those whose answer was not found.
   Result<std::vector<queue::JobSpec>> Submit(const std::vector<ItemRequest>& items) {
     std::vector<queue::JobSpec> jobs;
     for (const auto& item : items) {
@@ -81,8 +81,9 @@ class Service {
       if (!j.ok()) return j.status();
       jobs.push_back(std::move(j.value()));
     }
-    for (const auto& j : jobs) {
-      auto v = engine_->Submit(j);
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      if (items[i].span && !items[i].span->found()) continue;
+      auto v = engine_->Submit(jobs[i]);
       if (!v.ok()) return v.status();
     }
     return jobs;
@@ -90,11 +91,15 @@ class Service {
 
   // Waits for every job until the deadline; a job not done by then stays pending.
   std::vector<JobView> WaitAll(const std::vector<queue::JobSpec>& jobs,
-                               Clock::time_point deadline) {
+                               const std::vector<ItemRequest>& items, Clock::time_point deadline) {
     std::vector<JobView> out;
-    for (const auto& j : jobs) {
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      if (items[i].span && !items[i].span->found()) {
+        out.push_back(NoAnswer(jobs[i], *items[i].span));
+        continue;
+      }
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-      auto v = engine_->Wait(j.id, std::max(left, std::chrono::milliseconds(0)));
+      auto v = engine_->Wait(jobs[i].id, std::max(left, std::chrono::milliseconds(0)));
       JobView view;
       if (v.ok())
         view = *v;
@@ -156,7 +161,7 @@ class Service {
     if (!items.ok()) return Fail(items.status());
     auto jobs = Submit(*items);
     if (!jobs.ok()) return Fail(jobs.status());
-    auto views = WaitAll(*jobs, Deadline(body, req));
+    auto views = WaitAll(*jobs, *items, Deadline(body, req));
     json results = json::array(), rewards = json::array();
     for (size_t i = 0; i < views.size(); ++i) {
       results.push_back(RewardJson((*jobs)[i].id, views[i]));
@@ -171,20 +176,25 @@ class Service {
     if (!items.ok()) return Fail(items.status());
     auto jobs = Submit(*items);
     if (!jobs.ok()) return Fail(jobs.status());
-    return {200, OpenRlhfResponse(WaitAll(*jobs, Deadline(body, req)), opt_.missing_reward), ""};
+    return {200,
+            OpenRlhfResponse(WaitAll(*jobs, *items, Deadline(body, req)), *items,
+                             opt_.missing_reward),
+            ""};
   }
 
   Answer Slime(const json& body, const httplib::Request& req) {
     auto item = ParseSlime(body, opt_.limits);
     if (!item.ok()) return Fail(item.status());
-    auto jobs = Submit({*item});
+    std::vector<ItemRequest> items = {*item};
+    auto jobs = Submit(items);
     if (!jobs.ok()) return Fail(jobs.status());
-    auto views = WaitAll(*jobs, Deadline(body, req));
+    auto views = WaitAll(*jobs, items, Deadline(body, req));
     auto r = RewardOf(views[0]);
     double reward = r ? *r : opt_.missing_reward;
     if (req.has_param("full") && req.get_param_value("full") != "0") {
       json out = RewardJson((*jobs)[0].id, views[0]);
       out["reward"] = reward;
+      out["span"] = SpanJson(*item->span);
       return {200, out, ""};
     }
     return {200, reward, ""};
