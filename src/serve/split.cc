@@ -42,6 +42,27 @@ constexpr std::array<std::string_view, 14> kTurnStarts = {
     "<|function|>",
 };
 
+// The text that ends a turn, or the whole sequence, in the same templates. The answer ends at
+// the first one: what follows is padding (OpenRLHF pads on the right too) or turns the model
+// was not asked for. Cutting there also lets a fence closed right before it ("```<|im_end|>",
+// as models write it) close.
+constexpr std::array<std::string_view, 13> kTurnEnds = {
+    "<|im_end|>",
+    "<|endoftext|>",
+    "<|eot_id|>",
+    "<|eom_id|>",
+    "<|end_of_text|>",
+    "<|eot|>",
+    "</s>",
+    "<end_of_turn>",
+    "<eos>",
+    "<|end|>",
+    "<\xEF\xBD\x9C"
+    "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>",  // DeepSeek
+    "<|END_OF_TURN_TOKEN|>",
+    "<|end_of_role|>",
+};
+
 constexpr std::string_view kThinkOpen = "<think>";
 constexpr std::string_view kThinkClose = "</think>";
 
@@ -124,6 +145,23 @@ void PastInnerMarker(std::string_view text, Span* s) {
   s->length_bytes = text.size() - s->offset_bytes;
 }
 
+// Ends the answer at the first end-of-turn text in it.
+void CutAtTurnEnd(std::string_view text, Span* s) {
+  std::string_view body = s->Of(text);
+  size_t best = std::string_view::npos;
+  std::string_view which;
+  for (std::string_view e : kTurnEnds) {
+    size_t p = body.find(e);
+    if (p != std::string_view::npos && p < best) {
+      best = p;
+      which = e;
+    }
+  }
+  if (best == std::string_view::npos) return;
+  s->end_marker = std::string(which);
+  s->length_bytes = best;
+}
+
 }  // namespace
 
 const char* MethodName(Span::Method m) {
@@ -167,6 +205,7 @@ Span SplitQuery(std::string_view query, std::string_view prompt) {
       return none;
     }
   }
+  CutAtTurnEnd(query, &s);
   SkipReasoning(query, query.substr(0, s.offset_bytes), &s);
   return s;
 }
@@ -180,6 +219,7 @@ Span SplitResponse(std::string_view response, std::string_view prompt) {
   if (!s.marker.empty() && s.method == Span::Method::kWholeResponse) {
     s.method = Span::Method::kAfterMarker;
   }
+  CutAtTurnEnd(response, &s);
   // The prompt's end tells whether the template opened a think block for the response.
   SkipReasoning(response, s.offset_bytes == 0 ? prompt : response.substr(0, s.offset_bytes), &s);
   return s;
@@ -190,6 +230,7 @@ nlohmann::json SpanJson(const Span& s) {
                       {"offset_bytes", s.offset_bytes},
                       {"length_bytes", s.length_bytes}};
   if (!s.marker.empty()) j["marker"] = s.marker;
+  if (!s.end_marker.empty()) j["end_marker"] = s.end_marker;
   if (s.reasoning_bytes > 0) j["reasoning_bytes"] = s.reasoning_bytes;
   if (!s.why.empty()) j["why"] = s.why;
   return j;

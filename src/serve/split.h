@@ -22,8 +22,9 @@ struct Span {
   };
   Method method = Method::kNone;
   size_t offset_bytes = 0;     // where the answer starts in the text given
-  size_t length_bytes = 0;     // the answer runs to the end of the text
+  size_t length_bytes = 0;     // to the first end-of-turn text after it, or the text's end
   std::string marker;          // the assistant marker the answer follows, if one was used
+  std::string end_marker;      // the end-of-turn text (<|im_end|>, <|eot_id|>...) it ends at
   size_t reasoning_bytes = 0;  // reasoning (<think>...</think>) skipped at the answer's start
   std::string why;             // kNone: why no answer could be found
 
@@ -47,9 +48,11 @@ const char* MethodName(Span::Method m);  // "after_prompt", "after_marker", "res
 //     provided no other turn starts after it (otherwise the query may end in a user turn whose
 //     last assistant turn is the prompt's earlier answer: nothing is evaluated).
 //  3. Neither: kNone.
-// After 1 an assistant marker inside the remainder moves the start past it, and in every case
-// reasoning is skipped: the answer is what follows the last `</think>`; a `<think>` left open
-// means the model never answered (kNone).
+// After 1 an assistant marker inside the remainder moves the start past it. In every case the
+// answer ends at the first end-of-turn text (`<|im_end|>`, `<|eot_id|>`, `<|endoftext|>`,
+// `</s>`, ...; padding and unasked-for turns follow it), and reasoning is skipped: the answer
+// is what follows the first `</think>`; a `<think>` that opens the answer (or that the
+// template opened) and never closes means the model never answered (kNone).
 Span SplitQuery(std::string_view query, std::string_view prompt);
 
 // slime: `response` is the model's output; it is all answer unless it echoes `prompt` (then

@@ -58,7 +58,9 @@ TEST(SplitQuery, QwenTemplateWithThePrompt) {
   const std::string query = Padded("<|endoftext|>", prompt, kAnswer, "<|im_end|>");
   Span s = SplitQuery(query, prompt);
   ASSERT_EQ(s.method, Span::Method::kAfterPrompt) << s.why;
-  EXPECT_EQ(s.Of(query), kAnswer + "<|im_end|><|endoftext|>");
+  // The answer ends at the end of the turn: the fence closed right before <|im_end|> closes.
+  EXPECT_EQ(s.Of(query), kAnswer);
+  EXPECT_EQ(s.end_marker, "<|im_end|>");
 }
 
 TEST(SplitQuery, QwenTemplateWithoutThePromptUsesTheLastAssistantTurn) {
@@ -67,7 +69,7 @@ TEST(SplitQuery, QwenTemplateWithoutThePromptUsesTheLastAssistantTurn) {
     Span s = SplitQuery(query, prompt);
     ASSERT_EQ(s.method, Span::Method::kAfterMarker) << s.why;
     EXPECT_EQ(s.marker, "<|im_start|>assistant");
-    EXPECT_EQ(s.Of(query), "\n" + kAnswer + "<|im_end|><|endoftext|>");
+    EXPECT_EQ(s.Of(query), "\n" + kAnswer);
   }
 }
 
@@ -76,7 +78,8 @@ TEST(SplitQuery, LlamaTemplateWithAndWithoutThePrompt) {
   const std::string query = prompt + "I give up, sorry.<|eot_id|><|finetune_right_pad_id|>";
   Span a = SplitQuery(query, prompt);
   ASSERT_EQ(a.method, Span::Method::kAfterPrompt);
-  EXPECT_EQ(a.Of(query), "I give up, sorry.<|eot_id|><|finetune_right_pad_id|>");
+  EXPECT_EQ(a.Of(query), "I give up, sorry.");
+  EXPECT_EQ(a.end_marker, "<|eot_id|>");
   // The trainer sent the prompt without <|begin_of_text|>: still found inside the query.
   Span b = SplitQuery(query, prompt.substr(std::string("<|begin_of_text|>").size()));
   EXPECT_EQ(b.method, Span::Method::kAfterPrompt);
@@ -84,7 +87,7 @@ TEST(SplitQuery, LlamaTemplateWithAndWithoutThePrompt) {
   Span c = SplitQuery(query, "");
   ASSERT_EQ(c.method, Span::Method::kAfterMarker) << c.why;
   EXPECT_EQ(c.marker, "<|start_header_id|>assistant<|end_header_id|>");
-  EXPECT_EQ(c.Of(query), "\n\nI give up, sorry.<|eot_id|><|finetune_right_pad_id|>");
+  EXPECT_EQ(c.Of(query), "\n\nI give up, sorry.");
 }
 
 TEST(SplitQuery, OtherTemplatesFamilies) {
@@ -122,6 +125,20 @@ TEST(SplitQuery, OtherTemplatesFamilies) {
     EXPECT_EQ(s.Of(query).find("ModelNew"), std::string_view::npos) << c.name;
     EXPECT_NE(s.Of(query).find("I give up."), std::string_view::npos) << c.name;
   }
+}
+
+TEST(SplitQuery, TheAnswerEndsAtTheFirstEndOfTurn) {
+  // Padding and turns the model was not asked for are not the answer.
+  const std::string prompt = "<|im_start|>user\nx<|im_end|>\n<|im_start|>assistant\n";
+  const std::string query = prompt + "done</s>" + kEarlierProgram;
+  Span s = SplitQuery(query, prompt);
+  EXPECT_EQ(s.Of(query), "done");
+  EXPECT_EQ(s.end_marker, "</s>");
+  const std::string deepseek_end =
+      "<\xEF\xBD\x9C"
+      "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>";
+  Span d = SplitResponse("ok" + deepseek_end + kEarlierProgram, "");
+  EXPECT_EQ(d.Of("ok" + deepseek_end + kEarlierProgram), "ok");
 }
 
 TEST(SplitQuery, AResponseThatEchoesThePromptGainsNothingFromTheEcho) {
