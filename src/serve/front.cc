@@ -1,7 +1,30 @@
 #include "serve/front.h"
 
+#include <sys/resource.h>
+
 namespace kf::serve {
 namespace {
+
+// As many descriptors as the system lets us have: every connection, slow or idle, holds one.
+long long RaiseFdLimit() {
+  rlimit r{};
+  if (::getrlimit(RLIMIT_NOFILE, &r) != 0) return 1024;
+  if (r.rlim_cur < r.rlim_max) {
+    r.rlim_cur = r.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &r);
+    ::getrlimit(RLIMIT_NOFILE, &r);
+  }
+  return r.rlim_cur == RLIM_INFINITY ? (1LL << 20) : static_cast<long long>(r.rlim_cur);
+}
+
+// Descriptors beyond connections: the engine's store, runner pipes, Redis, logs.
+constexpr long long kFdsKept = 512;
+
+FrontServer::Options WithinFdLimit(FrontServer::Options o) {
+  o.gate.max_connections =
+      std::max<long long>(16, std::min(o.gate.max_connections, RaiseFdLimit() - kFdsKept));
+  return o;
+}
 
 thread_local RequestContext* tls_request = nullptr;
 
@@ -23,11 +46,11 @@ class InlineQueue : public httplib::TaskQueue {
 RequestContext* CurrentRequest() { return tls_request; }
 
 FrontServer::FrontServer(const Options& opt)
-    : opt_(opt), gate_(opt.gate, [this](Conn& c) { return Serve(c); }) {
+    : opt_(WithinFdLimit(opt)), gate_(opt_.gate, [this](Conn& c) { return Serve(c); }) {
   new_task_queue = [this] { return new InlineQueue(&gate_); };
   // What cpp-httplib advertises in Keep-Alive headers; the gate enforces both.
-  set_keep_alive_max_count(opt.max_requests_per_connection);
-  set_keep_alive_timeout(std::max<time_t>(1, opt.gate.idle_timeout.count() / 1000));
+  set_keep_alive_max_count(opt_.max_requests_per_connection);
+  set_keep_alive_timeout(std::max<time_t>(1, opt_.gate.idle_timeout.count() / 1000));
   set_post_routing_handler([](const httplib::Request&, httplib::Response& res) {
     if (res.get_header_value("Connection") == "close") res.headers.erase("Keep-Alive");
   });

@@ -29,6 +29,7 @@ class FrontServer : public httplib::Server {
     std::chrono::milliseconds write_timeout{30'000};  // one send that makes no progress
     size_t max_requests_per_connection = 100;
   };
+  // Raises the descriptor limit to its hard limit and keeps max_connections within it.
   explicit FrontServer(const Options& opt);
   ~FrontServer() override;
 

@@ -1,7 +1,6 @@
 #include "serve/server.h"
 
 #include <httplib.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <thread>
@@ -308,18 +307,6 @@ class Service {
   HttpMetrics metrics_;
 };
 
-// As many descriptors as the system lets us have: every connection, slow or idle, holds one.
-long long RaiseFdLimit() {
-  rlimit r{};
-  if (::getrlimit(RLIMIT_NOFILE, &r) != 0) return 1024;
-  if (r.rlim_cur < r.rlim_max) {
-    r.rlim_cur = r.rlim_max;
-    ::setrlimit(RLIMIT_NOFILE, &r);
-    ::getrlimit(RLIMIT_NOFILE, &r);
-  }
-  return r.rlim_cur == RLIM_INFINITY ? (1LL << 20) : static_cast<long long>(r.rlim_cur);
-}
-
 FrontServer::Options FrontOptions(const ServeOptions& opt) {
   FrontServer::Options f;
   f.gate.max_active = std::max(1, opt.threads);
@@ -327,9 +314,7 @@ FrontServer::Options FrontOptions(const ServeOptions& opt) {
   f.gate.request_timeout = Ms(opt.request_timeout_s);
   f.gate.idle_timeout = Ms(opt.idle_timeout_s);
   f.gate.retry_after_s = opt.retry_after_s;
-  // Descriptors beyond connections: the engine's store, runner pipes, Redis, logs.
-  f.gate.max_connections =
-      std::max<long long>(16, std::min<long long>(opt.max_connections, RaiseFdLimit() - 512));
+  f.gate.max_connections = opt.max_connections;  // FrontServer keeps it within the fd limit
   return f;
 }
 
