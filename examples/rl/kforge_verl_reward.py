@@ -4,7 +4,8 @@ In verl's config:
     custom_reward_function:
       path: /path/to/kforge/examples/rl/kforge_verl_reward.py
       name: compute_score
-and set KFORGE_URL (default http://127.0.0.1:8000) where `kforge serve` runs.
+and set KFORGE_URL (default http://127.0.0.1:8000) where `kforge serve` runs, and KFORGE_TOKEN
+to its bearer token (the value of the variable `kforge serve --token-env` names) when it has one.
 
 The dataset's ground_truth names the problem: a registered id such as "level1/relu" (the server
 was started with --problems DIR), or the problem's source text (anything containing
@@ -24,11 +25,15 @@ KFORGE_URL = os.environ.get("KFORGE_URL", "http://127.0.0.1:8000")
 # time) gets this reward, so one broken sample never stops training.
 MISSING_REWARD = float(os.environ.get("KFORGE_MISSING_REWARD", "0.0"))
 TIMEOUT_S = float(os.environ.get("KFORGE_TIMEOUT_S", "900"))
+TOKEN = os.environ.get("KFORGE_TOKEN", "")
 
 
 def _post(path, body, timeout_s):
+    headers = {"Content-Type": "application/json"}
+    if TOKEN:
+        headers["Authorization"] = "Bearer " + TOKEN
     req = urllib.request.Request(KFORGE_URL.rstrip("/") + path, data=json.dumps(body).encode(),
-                                 method="POST", headers={"Content-Type": "application/json"})
+                                 method="POST", headers=headers)
     with urllib.request.urlopen(req, timeout=timeout_s) as r:
         return json.loads(r.read())
 

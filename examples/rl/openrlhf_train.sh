@@ -1,17 +1,29 @@
 #!/bin/bash
 # OpenRLHF PPO/GRPO with kforge as the remote reward model. Start the service first, e.g.
-#   kforge serve --host 0.0.0.0 --port 8000 --problems /data/KernelBench --backend cuda
-# (or --redis URL with `kforge worker` processes; see docs/API.md). The prompt dataset's label
-# column holds the problem id (e.g. "level1/19_ReLU") or the problem's source text.
-# OpenRLHF posts {"query", "prompts", "labels"} to --remote_rm_url and reads "rewards".
+#   export KFORGE_TOKEN=$(openssl rand -hex 32)
+#   kforge serve --host 0.0.0.0 --port 8000 --token-env KFORGE_TOKEN \
+#                --problems /data/KernelBench --backend cuda
+# (or on this machine without a token: kforge serve --port 8000 ...; or --redis URL with
+# `kforge worker` processes; see docs/API.md). The prompt dataset's label column holds the
+# problem id (e.g. "level1/19_ReLU") or the problem's source text.
+# OpenRLHF posts {"query", "prompts", "labels"} to /get_reward and reads "rewards". Its
+# built-in client sends no Authorization header, so with a token (a service on another
+# machine) the reward goes through openrlhf_reward_func.py, which sends KFORGE_TOKEN.
 set -euo pipefail
 KFORGE_HOST=${KFORGE_HOST:-127.0.0.1}
+HERE=$(cd "$(dirname "$0")" && pwd)
+if [ -n "${KFORGE_TOKEN:-}" ]; then
+  export KFORGE_URL="http://${KFORGE_HOST}:8000"
+  RM_URL="$HERE/openrlhf_reward_func.py"
+else
+  RM_URL="http://${KFORGE_HOST}:8000/get_reward"
+fi
 MODEL=${MODEL:-/models/your-kernel-model}
 DATA=${DATA:-/data/kernelbench_prompts.jsonl}   # fields: prompt, label
 
 exec python3 -m openrlhf.cli.train_ppo_ray \
   --pretrain "$MODEL" \
-  --remote_rm_url "http://${KFORGE_HOST}:8000/get_reward" \
+  --remote_rm_url "$RM_URL" \
   --prompt_data "$DATA" \
   --input_key prompt \
   --label_key label \

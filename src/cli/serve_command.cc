@@ -1,6 +1,7 @@
 // kforge serve: the reward service (HTTP, docs/API.md), in-process or over Redis Streams.
 #ifdef KFORGE_HAVE_NET
 
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
@@ -20,9 +21,31 @@ struct ServeFlags {
   std::vector<std::string> problems;
   long long max_in_flight = 0;
   bool allow_inline_problems = false;
+  std::string token_env;
 };
 
+// The token comes from the environment (never argv, which every user of the machine can read
+// in /proc) and is removed from it at once, so the runner processes kforge starts, candidates
+// among them, do not inherit it.
+int ReadToken(ServeFlags& f) {
+  if (f.token_env.empty()) return kExitOk;
+  const char* v = std::getenv(f.token_env.c_str());
+  if (v == nullptr || *v == '\0') {
+    std::cerr << "kforge serve: --token-env " << f.token_env
+              << ": the environment variable is unset or empty\n";
+    return kExitUsage;
+  }
+  f.serve.token = v;
+  ::unsetenv(f.token_env.c_str());
+  return kExitOk;
+}
+
 int RunServe(ServeFlags& f) {
+  if (int rc = ReadToken(f); rc != kExitOk) return rc;
+  if (auto s = serve::CheckExposure(f.serve); !s.ok()) {  // before any runner process starts
+    std::cerr << "kforge serve: " << s.message() << "\n";
+    return kExitUsage;
+  }
   eval::EvalOptions eo = ToEvalOptions(f.engine);
   f.serve.backend = eo.backend;
   f.serve.settings = eval::SettingsDigest(eo);
@@ -55,11 +78,12 @@ int RunServe(ServeFlags& f) {
   Status s = serve::RunServer(f.serve, engine->get(), &registry, stop, [&](int port) {
     std::cout << "kforge serve: listening on http://" << f.serve.host << ":" << port << " ("
               << (*engine)->Name() << " engine, " << eo.backend << " backend, " << registry.size()
-              << " problems)" << std::endl;
+              << " problems, " << (f.serve.token.empty() ? "no token" : "bearer token required")
+              << ")" << std::endl;
   });
   if (!s.ok()) {
     std::cerr << "kforge serve: " << s.message() << "\n";
-    return kExitInfra;
+    return s.code() == Code::kInvalidArgument ? kExitUsage : kExitInfra;
   }
   std::cerr << "kforge serve: stopping (jobs in hand are finished first)" << std::endl;
   return kExitOk;
@@ -88,8 +112,33 @@ Command ServeCommand() {
             app->add_option("--max-in-flight", f->max_in_flight,
                             "jobs queued or running before new ones get 503 (embedded 4096, "
                             "redis 10000)");
-            app->add_option("--threads", f->serve.threads, "HTTP request threads (64)")
-                ->check(CLI::Range(1, 4096));
+            app->add_option("--token-env", f->token_env,
+                            "environment variable holding the bearer token clients must send "
+                            "(Authorization: Bearer <token>); required unless --host is loopback")
+                ->check([](const std::string& n) {
+                  return n.empty() || n.find_first_of("= ") != std::string::npos
+                             ? std::string("a variable name, e.g. KFORGE_TOKEN")
+                             : std::string();
+                });
+            app->add_option("--threads", f->serve.threads,
+                            "requests handled at once; a synchronous reward or long poll holds "
+                            "one while it waits; beyond, 503 (1024)")
+                ->check(CLI::Range(1, 16384));
+            app->add_option("--health-threads", f->serve.health_threads,
+                            "/healthz and /metrics requests handled at once, apart from "
+                            "--threads (16)")
+                ->check(CLI::Range(1, 1024));
+            app->add_option("--request-timeout-s", f->serve.request_timeout_s,
+                            "a request's head and body must arrive within this many seconds of "
+                            "its first byte, or 408 (30)")
+                ->check(CLI::Range(0.1, 3600.0));
+            app->add_option("--idle-timeout-s", f->serve.idle_timeout_s,
+                            "a connection with no request begun is closed after this (10)")
+                ->check(CLI::Range(0.1, 3600.0));
+            app->add_option("--max-connections", f->serve.max_connections,
+                            "open connections; a new one beyond gets 503 (10000, at most the "
+                            "descriptor limit less 512)")
+                ->check(CLI::Range(16LL, 1LL << 20));
             app->add_option("--max-body-bytes", f->serve.max_body_bytes,
                             "larger request bodies get 413 (16 MiB)");
             app->add_option("--reward-timeout-s", f->serve.reward_timeout_s,

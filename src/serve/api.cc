@@ -1,8 +1,17 @@
 #include "serve/api.h"
 
+#include <cmath>
+#include <cstdlib>
+
+#include "common/hash.h"
+#include "score/score.h"
+
 namespace kf::serve {
 namespace {
 using nlohmann::json;
+// The whole slime response and prompt are read (the body limit bounds them); the answer found
+// in them is held to the candidate limit.
+constexpr size_t kNoLimit = static_cast<size_t>(-1);
 
 Status StringField(const json& obj, const char* key, const std::string& where, size_t max_bytes,
                    std::string* out) {
@@ -43,12 +52,17 @@ Status ParseOne(const json& obj, const std::string& where, const ApiLimits& lim,
   return Status::Ok();
 }
 
-std::string StripPrompt(const std::string& query, const std::string& prompt) {
-  if (!prompt.empty() && query.size() >= prompt.size() &&
-      query.compare(0, prompt.size(), prompt) == 0) {
-    return query.substr(prompt.size());
+// The item's candidate is the answer found in `text`; an answer over the candidate limit is
+// refused like a candidate over it.
+Status TakeAnswer(const std::string& text, const Span& span, const std::string& field,
+                  const ApiLimits& lim, ItemRequest* item) {
+  if (span.length_bytes > lim.max_candidate_bytes) {
+    return Status::Invalid("the answer in field '" + field + "' is longer than " +
+                           std::to_string(lim.max_candidate_bytes) + " bytes");
   }
-  return query;
+  item->candidate = std::string(span.Of(text));
+  item->span = span;
+  return Status::Ok();
 }
 
 }  // namespace
@@ -148,10 +162,9 @@ Result<std::vector<ItemRequest>> ParseOpenRlhf(const json& body, const ApiLimits
       }
       prompt = (**prompts)[i].get<std::string>();
     }
-    item.candidate = StripPrompt(q[i].get<std::string>(), prompt);
-    if (item.candidate.size() > lim.max_candidate_bytes) {
-      return Status::Invalid("field 'query" + idx + "' is longer than " +
-                             std::to_string(lim.max_candidate_bytes) + " bytes");
+    const std::string& query = q[i].get_ref<const std::string&>();
+    if (auto s = TakeAnswer(query, SplitQuery(query, prompt), "query" + idx, lim, &item); !s.ok()) {
+      return s;
     }
     out.push_back(std::move(item));
   }
@@ -166,12 +179,63 @@ Result<ItemRequest> ParseSlime(const json& body, const ApiLimits& lim) {
     return Status::Invalid("field 'label' is required (a problem id or a problem's source)");
   }
   if (auto s = ItemFromLabel(*it, "label", &item); !s.ok()) return s;
-  Status r = StringField(body, "response", "", lim.max_candidate_bytes, &item.candidate);
+  std::string response, prompt;
+  Status r = StringField(body, "response", "", kNoLimit, &response);
   if (r.code() == Code::kNotFound) {
     return Status::Invalid("field 'response' is required (the model's reply)");
   }
   if (!r.ok()) return r;
+  Status p = StringField(body, "prompt", "", kNoLimit, &prompt);
+  if (!p.ok() && p.code() != Code::kNotFound) return p;
+  if (auto s = TakeAnswer(response, SplitResponse(response, prompt), "response", lim, &item);
+      !s.ok()) {
+    return s;
+  }
   return item;
+}
+
+queue::JobView NoAnswer(const queue::JobSpec& job, const Span& span) {
+  Verdict v;
+  v.problem_id = job.problem_id;
+  v.problem_hash = job.problem_hash;
+  v.candidate_hash = Sha256Hex(job.candidate);
+  v.backend = job.backend;
+  v.status = VerdictStatus::kFormatError;
+  v.stages.push_back({"extract", false, 0, {{"answer", SpanJson(span)}}});
+  Diagnostic d;
+  d.stage = "extract";
+  d.code = "no_answer";
+  d.message =
+      "the response could not be told from the prompt, so nothing was evaluated: " + span.why;
+  d.hint =
+      "send the prompts exactly as the query holds them (OpenRLHF does), or apply a chat "
+      "template so the assistant's turn is marked";
+  v.diagnostics.push_back(std::move(d));
+  score::Finish(&v);
+  queue::JobView out;
+  out.state = queue::JobView::State::kDone;
+  out.result = queue::JobResult{std::move(v), "front", 0};
+  return out;
+}
+
+Result<double> ParseSeconds(const std::string& text, const std::string& field) {
+  const std::string want = "'" + field + "' must be a number of seconds >= 0";
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end == nullptr || *end != '\0' || !std::isfinite(v) || v < 0) {
+    return Status::Invalid(want + ", not '" + text.substr(0, 40) + "'");
+  }
+  return v;
+}
+
+Result<std::optional<double>> SecondsField(const json& body, const std::string& key) {
+  if (!body.is_object()) return std::optional<double>();
+  auto it = body.find(key);
+  if (it == body.end() || it->is_null()) return std::optional<double>();
+  if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0) {
+    return Status::Invalid("field '" + key + "' must be a number of seconds >= 0");
+  }
+  return std::optional<double>(it->get<double>());
 }
 
 json ViewJson(const std::string& id, const queue::JobView& v) {
@@ -209,20 +273,40 @@ json RewardJson(const std::string& id, const queue::JobView& v) {
   return j;
 }
 
-json OpenRlhfResponse(const std::vector<queue::JobView>& views, double missing_reward) {
+json OpenRlhfResponse(const std::vector<queue::JobView>& views,
+                      const std::vector<ItemRequest>& items, double missing_reward) {
   json rewards = json::array(), correct = json::array(), speedup = json::array(),
-       infra = json::array();
-  for (const auto& v : views) {
+       infra = json::array(), spans = json::array();
+  json by_prompt = json::array(), by_marker = json::array(), failed = json::array(),
+       offset = json::array(), length = json::array();
+  for (size_t i = 0; i < views.size(); ++i) {
+    const auto& v = views[i];
     auto r = RewardOf(v);
     rewards.push_back(r ? *r : missing_reward);
     const Verdict* vd = v.result ? &v.result->verdict : nullptr;
     correct.push_back(vd && vd->status == VerdictStatus::kOk ? 1.0 : 0.0);
     speedup.push_back(vd && vd->speedup_vs_eager ? *vd->speedup_vs_eager : 0.0);
     infra.push_back(!r ? 1.0 : 0.0);
+    const Span sp = i < items.size() && items[i].span ? *items[i].span : Span{};
+    by_prompt.push_back(sp.method == Span::Method::kAfterPrompt ? 1.0 : 0.0);
+    by_marker.push_back(sp.method == Span::Method::kAfterMarker ? 1.0 : 0.0);
+    failed.push_back(sp.found() ? 0.0 : 1.0);
+    offset.push_back(static_cast<double>(sp.offset_bytes));
+    length.push_back(static_cast<double>(sp.length_bytes));
+    spans.push_back(SpanJson(sp));
   }
   return {{"rewards", rewards},
           {"scores", rewards},
-          {"extra_logs", {{"correct", correct}, {"speedup", speedup}, {"no_reward", infra}}}};
+          {"extra_logs",
+           {{"correct", correct},
+            {"speedup", speedup},
+            {"no_reward", infra},
+            {"split_after_prompt", by_prompt},
+            {"split_after_marker", by_marker},
+            {"split_failed", failed},
+            {"answer_offset_bytes", offset},
+            {"answer_bytes", length}}},
+          {"spans", spans}};
 }
 
 json ErrorJson(const std::string& message) { return {{"error", message}}; }

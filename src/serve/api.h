@@ -9,6 +9,7 @@
 
 #include "common/status.h"
 #include "queue/job.h"
+#include "serve/split.h"
 
 namespace kf::serve {
 
@@ -25,6 +26,9 @@ struct ItemRequest {
   std::string problem_source;  // inline KernelBench-format problem
   std::string candidate;       // candidate file text or a raw model reply
   std::string field;           // where it came from, for error messages ("items[3]")
+  // OpenRLHF and slime: where the answer was found in the text sent (split.h); `candidate` is
+  // that span. When it was not found the item is answered without an evaluation (NoAnswer).
+  std::optional<Span> span;
 };
 
 // POST /v1/evaluations and /v1/reward: {"problem"|"problem_source", "candidate"} or
@@ -36,10 +40,22 @@ Result<std::vector<ItemRequest>> ParseItems(const nlohmann::json& body, const Ap
 Status ItemFromLabel(const nlohmann::json& label, const std::string& field, ItemRequest* item);
 
 // OpenRLHF's remote reward model: {"query": [...], "prompts": [...], "labels": [...]}. The
-// candidate is the query with its prompt removed (the prompt may hold the problem's code).
+// candidate is the answer that SplitQuery finds in the query (never the prompt, which may hold
+// the problem's code or an earlier program).
 Result<std::vector<ItemRequest>> ParseOpenRlhf(const nlohmann::json& body, const ApiLimits& lim);
-// slime's remote reward model: one sample {"prompt", "response", "label"}.
+// slime's remote reward model: one sample {"prompt", "response", "label"}; the candidate is
+// SplitResponse's answer in the response.
 Result<ItemRequest> ParseSlime(const nlohmann::json& body, const ApiLimits& lim);
+
+// The answer of an item whose response could not be told from its prompt: a format_error
+// verdict (reward -1, as for a reply without code) that says why; nothing is evaluated.
+queue::JobView NoAnswer(const queue::JobSpec& job, const Span& span);
+
+// A number of seconds from a query parameter or a body field: finite and >= 0, or an error
+// naming `field`. Text such as "abc", "nan" or "inf" is refused, not read as 0 or forever.
+Result<double> ParseSeconds(const std::string& text, const std::string& field);
+// The body's `key` if present (then it must be such a number), else nullopt.
+Result<std::optional<double>> SecondsField(const nlohmann::json& body, const std::string& key);
 
 // Bodies of answers.
 nlohmann::json ViewJson(const std::string& id, const queue::JobView& v);
@@ -48,9 +64,12 @@ std::optional<double> RewardOf(const queue::JobView& v);
 // One entry of /v1/reward's "results": id, state, status, reward, and the verdict's summary
 // fields (correct trials, speedups, candidate time) plus the full verdict.
 nlohmann::json RewardJson(const std::string& id, const queue::JobView& v);
-// OpenRLHF's answer: rewards (missing_reward where there is none), scores (the same) and
-// extra_logs (per-sample numbers: correct, speedup, infra_error).
-nlohmann::json OpenRlhfResponse(const std::vector<queue::JobView>& views, double missing_reward);
+// OpenRLHF's answer: rewards (missing_reward where there is none), scores (the same),
+// extra_logs (per-sample numbers, as OpenRLHF logs them: correct, speedup, no_reward, and where
+// the answer was found: split_after_prompt, split_after_marker, split_failed, answer_offset_bytes,
+// answer_bytes) and spans (SpanJson of each sample; OpenRLHF ignores it).
+nlohmann::json OpenRlhfResponse(const std::vector<queue::JobView>& views,
+                                const std::vector<ItemRequest>& items, double missing_reward);
 
 // {"error": message}; the JSON of every 4xx/5xx answer.
 nlohmann::json ErrorJson(const std::string& message);

@@ -67,6 +67,56 @@ TEST(OpenRlhf, StripsThePromptFromTheQuery) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ((*r)[0].candidate, "```python\ncode\n```");
   EXPECT_EQ((*r)[0].problem, "level1/relu");
+  ASSERT_TRUE((*r)[0].span);
+  EXPECT_EQ((*r)[0].span->offset_bytes, 6u);
+}
+
+// The case: a leading <|endoftext|> (OpenRLHF keeps special tokens) before a repair
+// prompt that carries the earlier program; only the response may become the candidate.
+TEST(OpenRlhf, ARepairPromptsProgramIsNeverTheCandidate) {
+  const std::string earlier = "```python\nclass ModelNew(torch.nn.Module):\n    pass\n```";
+  const std::string prompt =
+      "<|im_start|>user\nWrite ModelNew.<|im_end|>\n<|im_start|>assistant\n" + earlier +
+      "<|im_end|>\n<|im_start|>user\nFix it.<|im_end|>\n"
+      "<|im_start|>assistant\n";
+  json body = {{"query",
+                {"<|endoftext|>" + prompt + "I give up, sorry.",
+                 "<|endoftext|>" + prompt + "I give up, sorry."}},
+               {"prompts", {prompt, ""}},
+               {"labels", {"level1/relu", "level1/relu"}}};
+  auto r = ParseOpenRlhf(body, ApiLimits{});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  for (const auto& item : *r) {
+    EXPECT_EQ(item.candidate.find("ModelNew"), std::string::npos) << item.candidate;
+    EXPECT_NE(item.candidate.find("I give up, sorry."), std::string::npos);
+  }
+  EXPECT_EQ((*r)[0].span->method, Span::Method::kAfterPrompt);
+  EXPECT_EQ((*r)[1].span->method, Span::Method::kAfterMarker);
+}
+
+TEST(OpenRlhf, AnUnsplittableQueryIsAFormatErrorThatSaysWhy) {
+  json body = {{"query", {"Write ModelNew.\n```python\nclass ModelNew: pass\n```"}},
+               {"labels", {"level1/relu"}}};
+  auto r = ParseOpenRlhf(body, ApiLimits{});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const ItemRequest& item = (*r)[0];
+  ASSERT_TRUE(item.span);
+  EXPECT_FALSE(item.span->found());
+  EXPECT_TRUE(item.candidate.empty());
+  queue::JobSpec job =
+      queue::MakeJob("level1/relu", "class Model: pass", item.candidate, "cpu", "s");
+  queue::JobView v = NoAnswer(job, *item.span);
+  ASSERT_EQ(v.state, queue::JobView::State::kDone);
+  EXPECT_EQ(v.result->verdict.status, VerdictStatus::kFormatError);
+  ASSERT_TRUE(RewardOf(v));
+  EXPECT_EQ(*RewardOf(v), -1.0);
+  ASSERT_EQ(v.result->verdict.diagnostics.size(), 1u);
+  EXPECT_EQ(v.result->verdict.diagnostics[0].code, "no_answer");
+  EXPECT_NE(v.result->verdict.diagnostics[0].message.find("no prompt was sent"), std::string::npos);
+  json out = OpenRlhfResponse({v}, *r, 0.0);
+  EXPECT_EQ(out["rewards"], json({-1.0}));
+  EXPECT_EQ(out["extra_logs"]["split_failed"], json({1.0}));
+  EXPECT_EQ(out["spans"][0]["method"], "none");
 }
 
 TEST(OpenRlhf, LengthsMustAgree) {
@@ -85,11 +135,20 @@ TEST(OpenRlhf, ResponseUsesMissingRewardWhereThereIsNone) {
   done.result->verdict.speedup_vs_eager = 1.5;
   queue::JobView pending;
   pending.state = queue::JobView::State::kPending;
-  json out = OpenRlhfResponse({done, pending}, -0.5);
+  std::vector<ItemRequest> items(2);
+  items[0].span = SplitQuery("P answer", "P");
+  items[1].span = SplitQuery("<|im_start|>assistant\nanswer", "");
+  json out = OpenRlhfResponse({done, pending}, items, -0.5);
   EXPECT_EQ(out["rewards"], json({1.25, -0.5}));
   EXPECT_EQ(out["scores"], out["rewards"]);
   EXPECT_EQ(out["extra_logs"]["correct"], json({1.0, 0.0}));
   EXPECT_EQ(out["extra_logs"]["no_reward"], json({0.0, 1.0}));
+  EXPECT_EQ(out["extra_logs"]["split_after_prompt"], json({1.0, 0.0}));
+  EXPECT_EQ(out["extra_logs"]["split_after_marker"], json({0.0, 1.0}));
+  EXPECT_EQ(out["extra_logs"]["split_failed"], json({0.0, 0.0}));
+  EXPECT_EQ(out["extra_logs"]["answer_offset_bytes"], json({1.0, 21.0}));
+  EXPECT_EQ(out["extra_logs"]["answer_bytes"], json({7.0, 7.0}));
+  EXPECT_EQ(out["spans"][1]["marker"], "<|im_start|>assistant");
 }
 
 TEST(Slime, NeedsLabelAndResponse) {
@@ -97,10 +156,42 @@ TEST(Slime, NeedsLabelAndResponse) {
       ParseSlime(json{{"prompt", "p"}, {"response", "r"}, {"label", "level1/relu"}}, ApiLimits{});
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok->candidate, "r");
+  ASSERT_TRUE(ok->span);
+  EXPECT_EQ(ok->span->method, Span::Method::kWholeResponse);
+  // A response that echoes its prompt: the echo is not the answer.
+  auto echo =
+      ParseSlime(json{{"prompt", "Fix ModelNew"}, {"response", "Fix ModelNew ok"}, {"label", "p"}},
+                 ApiLimits{});
+  ASSERT_TRUE(echo.ok());
+  EXPECT_EQ(echo->candidate, " ok");
+  EXPECT_FALSE(
+      ParseSlime(json{{"prompt", 3}, {"response", "r"}, {"label", "p"}}, ApiLimits{}).ok());
   auto no_label = ParseSlime(json{{"response", "r"}}, ApiLimits{});
   ASSERT_FALSE(no_label.ok());
   EXPECT_NE(no_label.status().message().find("'label'"), std::string::npos);
   EXPECT_FALSE(ParseSlime(json{{"label", "x"}}, ApiLimits{}).ok());
+}
+
+TEST(Seconds, OnlyFiniteNonNegativeNumbers) {
+  auto ok = ParseSeconds("2.5", "wait");
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(*ok, 2.5);
+  for (const char* bad : {"nan", "inf", "-inf", "infinity", "abc", "", "-1", "1e999", "5s"}) {
+    auto r = ParseSeconds(bad, "timeout_s");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("'timeout_s'"), std::string::npos) << bad;
+  }
+  auto none = SecondsField(json{{"x", 1}}, "timeout_s");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(*none);
+  auto b = SecondsField(json{{"timeout_s", 3}}, "timeout_s");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(**b, 3.0);
+  for (const json& bad : {json("abc"), json(-2), json(true), json::array()}) {
+    auto r = SecondsField(json{{"timeout_s", bad}}, "timeout_s");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("field 'timeout_s'"), std::string::npos);
+  }
 }
 
 TEST(Dump, SurvivesInvalidUtf8) {

@@ -86,4 +86,21 @@ std::string RenderMetrics(const std::string& engine, bool engine_ok, const queue
   return o.str();
 }
 
+std::string RenderFrontMetrics(const GateStats& g) {
+  std::ostringstream o;
+  Header(o, "kforge_http_connections", "gauge", "open HTTP connections (idle, reading, handled)");
+  o << "kforge_http_connections " << g.connections << "\n";
+  Header(o, "kforge_http_active_requests", "gauge", "requests being handled (one thread each)");
+  o << "kforge_http_active_requests " << g.active << "\n";
+  Header(o, "kforge_http_threads", "gauge", "request threads, busy or idle");
+  o << "kforge_http_threads " << g.threads << "\n";
+  Header(o, "kforge_http_refused_total", "counter",
+         "requests answered 503 before a handler: --threads requests in hand, or connections full");
+  o << "kforge_http_refused_total " << g.refused << "\n";
+  Header(o, "kforge_http_head_timeouts_total", "counter",
+         "requests whose head did not arrive within --request-timeout-s (408)");
+  o << "kforge_http_head_timeouts_total " << g.timed_out << "\n";
+  return o.str();
+}
+
 }  // namespace kf::serve

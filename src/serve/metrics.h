@@ -9,6 +9,7 @@
 #include <string>
 
 #include "queue/job.h"
+#include "serve/gate.h"
 
 namespace kf::serve {
 
@@ -42,5 +43,9 @@ class HttpMetrics {
 std::string RenderMetrics(const std::string& engine, bool engine_ok, const queue::EngineStats& s,
                           const std::map<std::string, HttpMetrics::Route>& routes,
                           long long overloads, size_t problems);
+
+// The connection front's part of /metrics (gate.h): connections, requests in hand, handler
+// threads, refusals and head timeouts.
+std::string RenderFrontMetrics(const GateStats& g);
 
 }  // namespace kf::serve

@@ -34,5 +34,20 @@ TEST(Metrics, PrometheusText) {
   }
 }
 
+TEST(Metrics, FrontCounters) {
+  GateStats g;
+  g.connections = 12;
+  g.active = 3;
+  g.refused = 2;
+  g.timed_out = 5;
+  g.threads = 9;
+  std::string t = RenderFrontMetrics(g);
+  for (const char* line : {"kforge_http_connections 12\n", "kforge_http_active_requests 3\n",
+                           "kforge_http_threads 9\n", "kforge_http_refused_total 2\n",
+                           "kforge_http_head_timeouts_total 5\n"}) {
+    EXPECT_NE(t.find(line), std::string::npos) << line << "\nin:\n" << t;
+  }
+}
+
 }  // namespace
 }  // namespace kf::serve

@@ -5,6 +5,8 @@
 
 #include <thread>
 
+#include "serve/auth.h"
+#include "serve/front.h"
 #include "serve/metrics.h"
 
 namespace kf::serve {
@@ -37,10 +39,49 @@ struct Answer {
 
 Answer Fail(const Status& s) { return {HttpCode(s), ErrorJson(s.message()), ""}; }
 
+std::chrono::milliseconds Ms(double s) {
+  return std::chrono::milliseconds(static_cast<long long>(s * 1000));
+}
+
 class Service {
  public:
   Service(const ServeOptions& opt, queue::Engine* engine, const ProblemRegistry* problems)
-      : opt_(opt), engine_(engine), problems_(problems) {}
+      : opt_(opt), engine_(engine), problems_(problems), bearer_(MakeCheck(opt.token)) {}
+
+  void SetFront(const FrontServer* front) { front_ = front; }
+
+  // Before the body is read: the token, and a body that cannot be read as one. An answer here
+  // leaves the body unread, so the connection is closed after it.
+  bool Refuse(const httplib::Request& req, httplib::Response& res) {
+    Answer a;
+    if (req.path != "/healthz" && !Authorized(req)) {
+      a = {401,
+           ErrorJson("missing or wrong bearer token: send 'Authorization: Bearer <token>' "
+                     "(the token of kforge serve --token-env)"),
+           ""};
+      res.set_header("WWW-Authenticate", "Bearer");
+    } else if (req.method == "POST" && !req.has_header("Content-Length")) {
+      a = req.has_header("Transfer-Encoding")
+              ? Answer{411,
+                       ErrorJson("chunked request bodies are not accepted: send the JSON "
+                                 "body with a Content-Length"),
+                       ""}
+              : Answer{400,
+                       ErrorJson("the request has no body (no Content-Length): POST a "
+                                 "JSON object"),
+                       ""};
+    } else if (req.method == "POST" &&
+               req.get_header_value<uint64_t>("Content-Length") > opt_.max_body_bytes) {
+      a = {413, TooLarge(req.get_header_value<uint64_t>("Content-Length")), ""};
+    } else {
+      return false;
+    }
+    if (auto* ctx = CurrentRequest()) ctx->close = true;
+    res.set_header("Connection", "close");
+    Write(a, res);
+    metrics_.Record("front", a.code, 0);
+    return true;
+  }
 
   // Parses the body, runs `f`, records metrics, writes the answer.
   template <class F>
@@ -50,30 +91,20 @@ class Service {
     Answer a;
     json body;
     if (req.body.size() > opt_.max_body_bytes) {
-      a = {413,
-           ErrorJson("the body is " + std::to_string(req.body.size()) + " bytes; the limit is " +
-                     std::to_string(opt_.max_body_bytes)),
-           ""};
+      a = {413, TooLarge(req.body.size()), ""};
+    } else if (needs_body && req.body.empty()) {
+      a = {400, ErrorJson("the body is empty: POST a JSON object"), ""};
     } else if (needs_body && (body = json::parse(req.body, nullptr, false)).is_discarded()) {
       a = {400, ErrorJson("the body is not valid JSON"), ""};
     } else {
       a = f(body);
     }
-    if (a.code == 503) {
-      metrics_.CountOverload();
-      res.set_header("Retry-After", std::to_string(opt_.retry_after_s));
-    }
-    res.status = a.code;
-    if (!a.text.empty()) {
-      res.set_content(a.text, "text/plain; version=0.0.4");
-    } else {
-      res.set_content(Dump(a.body), "application/json");
-    }
+    Write(a, res);
     metrics_.Record(route, a.code, std::chrono::duration<double>(Clock::now() - t0).count());
   }
 
   // Every item becomes a job first (so an unknown problem refuses the whole request before
-  // anything runs), then all are submitted.
+  // anything runs), then all are submitted but those whose answer was not found.
   Result<std::vector<queue::JobSpec>> Submit(const std::vector<ItemRequest>& items) {
     std::vector<queue::JobSpec> jobs;
     for (const auto& item : items) {
@@ -81,8 +112,9 @@ class Service {
       if (!j.ok()) return j.status();
       jobs.push_back(std::move(j.value()));
     }
-    for (const auto& j : jobs) {
-      auto v = engine_->Submit(j);
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      if (items[i].span && !items[i].span->found()) continue;
+      auto v = engine_->Submit(jobs[i]);
       if (!v.ok()) return v.status();
     }
     return jobs;
@@ -90,11 +122,15 @@ class Service {
 
   // Waits for every job until the deadline; a job not done by then stays pending.
   std::vector<JobView> WaitAll(const std::vector<queue::JobSpec>& jobs,
-                               Clock::time_point deadline) {
+                               const std::vector<ItemRequest>& items, Clock::time_point deadline) {
     std::vector<JobView> out;
-    for (const auto& j : jobs) {
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      if (items[i].span && !items[i].span->found()) {
+        out.push_back(NoAnswer(jobs[i], *items[i].span));
+        continue;
+      }
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-      auto v = engine_->Wait(j.id, std::max(left, std::chrono::milliseconds(0)));
+      auto v = engine_->Wait(jobs[i].id, std::max(left, std::chrono::milliseconds(0)));
       JobView view;
       if (v.ok())
         view = *v;
@@ -105,15 +141,20 @@ class Service {
     return out;
   }
 
-  Clock::time_point Deadline(const json& body, const httplib::Request& req) {
+  // timeout_s from the body, else the query, else the service's limit; at most that limit.
+  Result<Clock::time_point> Deadline(const json& body, const httplib::Request& req) {
     double s = opt_.reward_timeout_s;
-    if (body.is_object() && body.contains("timeout_s") && body["timeout_s"].is_number()) {
-      s = body["timeout_s"].get<double>();
+    auto from_body = SecondsField(body, "timeout_s");
+    if (!from_body.ok()) return from_body.status();
+    if (*from_body) {
+      s = **from_body;
     } else if (req.has_param("timeout_s")) {
-      s = std::atof(req.get_param_value("timeout_s").c_str());
+      auto q = ParseSeconds(req.get_param_value("timeout_s"), "timeout_s");
+      if (!q.ok()) return Status::Invalid("query parameter " + q.status().message());
+      s = *q;
     }
-    s = std::clamp(s, 0.0, static_cast<double>(opt_.reward_timeout_s));
-    return Clock::now() + std::chrono::milliseconds(static_cast<long long>(s * 1000));
+    s = std::min(s, static_cast<double>(opt_.reward_timeout_s));
+    return Clock::now() + Ms(s);
   }
 
   Answer Evaluations(const json& body) {
@@ -135,15 +176,11 @@ class Service {
   Answer GetEvaluation(const std::string& id, const httplib::Request& req) {
     double wait_s = 0;
     if (req.has_param("wait")) {
-      const std::string w = req.get_param_value("wait");
-      char* end = nullptr;
-      wait_s = std::strtod(w.c_str(), &end);
-      if (w.empty() || *end != '\0' || wait_s < 0) {
-        return {400, ErrorJson("query parameter 'wait' must be a number of seconds >= 0"), ""};
-      }
-      wait_s = std::min(wait_s, static_cast<double>(opt_.max_wait_s));
+      auto w = ParseSeconds(req.get_param_value("wait"), "wait");
+      if (!w.ok()) return {400, ErrorJson("query parameter " + w.status().message()), ""};
+      wait_s = std::min(*w, static_cast<double>(opt_.max_wait_s));
     }
-    auto v = engine_->Wait(id, std::chrono::milliseconds(static_cast<long long>(wait_s * 1000)));
+    auto v = engine_->Wait(id, Ms(wait_s));
     if (!v.ok()) return Fail(v.status());
     if (v->state == JobView::State::kUnknown) {
       return {404, ErrorJson("no evaluation with id '" + id + "'"), ""};
@@ -154,9 +191,11 @@ class Service {
   Answer Reward(const json& body, const httplib::Request& req) {
     auto items = ParseItems(body, opt_.limits);
     if (!items.ok()) return Fail(items.status());
+    auto deadline = Deadline(body, req);
+    if (!deadline.ok()) return Fail(deadline.status());
     auto jobs = Submit(*items);
     if (!jobs.ok()) return Fail(jobs.status());
-    auto views = WaitAll(*jobs, Deadline(body, req));
+    auto views = WaitAll(*jobs, *items, *deadline);
     json results = json::array(), rewards = json::array();
     for (size_t i = 0; i < views.size(); ++i) {
       results.push_back(RewardJson((*jobs)[i].id, views[i]));
@@ -169,22 +208,29 @@ class Service {
   Answer OpenRlhf(const json& body, const httplib::Request& req) {
     auto items = ParseOpenRlhf(body, opt_.limits);
     if (!items.ok()) return Fail(items.status());
+    auto deadline = Deadline(body, req);
+    if (!deadline.ok()) return Fail(deadline.status());
     auto jobs = Submit(*items);
     if (!jobs.ok()) return Fail(jobs.status());
-    return {200, OpenRlhfResponse(WaitAll(*jobs, Deadline(body, req)), opt_.missing_reward), ""};
+    return {200, OpenRlhfResponse(WaitAll(*jobs, *items, *deadline), *items, opt_.missing_reward),
+            ""};
   }
 
   Answer Slime(const json& body, const httplib::Request& req) {
     auto item = ParseSlime(body, opt_.limits);
     if (!item.ok()) return Fail(item.status());
-    auto jobs = Submit({*item});
+    auto deadline = Deadline(body, req);
+    if (!deadline.ok()) return Fail(deadline.status());
+    std::vector<ItemRequest> items = {*item};
+    auto jobs = Submit(items);
     if (!jobs.ok()) return Fail(jobs.status());
-    auto views = WaitAll(*jobs, Deadline(body, req));
+    auto views = WaitAll(*jobs, items, *deadline);
     auto r = RewardOf(views[0]);
     double reward = r ? *r : opt_.missing_reward;
     if (req.has_param("full") && req.get_param_value("full") != "0") {
       json out = RewardJson((*jobs)[0].id, views[0]);
       out["reward"] = reward;
+      out["span"] = SpanJson(*item->span);
       return {200, out, ""};
     }
     return {200, reward, ""};
@@ -198,48 +244,104 @@ class Service {
     return {200, {{"problems", list}}, ""};
   }
 
-  Answer Health() {
+  // Open to all (liveness probes carry no secret); the details only with the token.
+  Answer Health(const httplib::Request& req) {
     auto s = engine_->Stats();
-    json out = {{"ok", s.ok()},
-                {"engine", engine_->Name()},
-                {"problems", problems_->size()},
-                {"backend", opt_.backend}};
-    if (!s.ok()) {
-      out["error"] = s.status().message();
-      return {503, out, ""};
+    json out = {{"ok", s.ok()}};
+    if (Authorized(req)) {
+      out["engine"] = engine_->Name();
+      out["problems"] = problems_->size();
+      out["backend"] = opt_.backend;
+      if (s.ok()) {
+        out["in_flight"] = s->in_flight;
+        out["workers"] = s->workers;
+      } else {
+        out["error"] = s.status().message();
+      }
     }
-    out["in_flight"] = s->in_flight;
-    out["workers"] = s->workers;
-    return {200, out, ""};
+    return {s.ok() ? 200 : 503, out, ""};
   }
 
   Answer Metrics() {
     auto s = engine_->Stats();
     long long overloads = 0;
     auto routes = metrics_.Snapshot(&overloads);
+    GateStats front = front_ ? front_->Stats() : GateStats{};
     return {200, nullptr,
             RenderMetrics(engine_->Name(), s.ok(), s.ok() ? *s : queue::EngineStats{}, routes,
-                          overloads, problems_->size())};
+                          overloads, problems_->size()) +
+                RenderFrontMetrics(front)};
   }
 
+  HttpMetrics& metrics() { return metrics_; }
+
  private:
+  static BearerCheck MakeCheck(const std::string& token) {
+    return token.empty() ? BearerCheck() : BearerCheck(token);
+  }
+  bool Authorized(const httplib::Request& req) const {
+    return bearer_.Allows(req.get_header_value("Authorization"));
+  }
+  json TooLarge(uint64_t bytes) const {
+    return ErrorJson("the body is " + std::to_string(bytes) + " bytes; the limit is " +
+                     std::to_string(opt_.max_body_bytes) + " (--max-body-bytes)");
+  }
+  void Write(const Answer& a, httplib::Response& res) {
+    if (a.code == 503) {
+      metrics_.CountOverload();
+      res.set_header("Retry-After", std::to_string(opt_.retry_after_s));
+    }
+    res.status = a.code;
+    if (!a.text.empty()) {
+      res.set_content(a.text, "text/plain; version=0.0.4");
+    } else {
+      res.set_content(Dump(a.body), "application/json");
+    }
+  }
+
   const ServeOptions& opt_;
   queue::Engine* engine_;
   const ProblemRegistry* problems_;
+  const BearerCheck bearer_;
+  const FrontServer* front_ = nullptr;
   HttpMetrics metrics_;
 };
 
+FrontServer::Options FrontOptions(const ServeOptions& opt) {
+  FrontServer::Options f;
+  f.gate.max_active = std::max(1, opt.threads);
+  f.gate.health_reserve = std::max(1, opt.health_threads);
+  f.gate.request_timeout = Ms(opt.request_timeout_s);
+  f.gate.idle_timeout = Ms(opt.idle_timeout_s);
+  f.gate.retry_after_s = opt.retry_after_s;
+  f.gate.max_connections = opt.max_connections;  // FrontServer keeps it within the fd limit
+  return f;
+}
+
 }  // namespace
+
+Status CheckExposure(const ServeOptions& opt) {
+  if (opt.token.empty() && !IsLoopbackHost(opt.host)) {
+    return Status::Invalid("--host " + opt.host +
+                           " is not a loopback address: anyone who can reach it could submit "
+                           "work; give --token-env NAME (clients then send 'Authorization: "
+                           "Bearer <token>'), or listen on 127.0.0.1");
+  }
+  if (!opt.token.empty()) {
+    if (auto s = ValidToken(opt.token); !s.ok())
+      return Status::Invalid("--token-env: " + s.message());
+  }
+  return Status::Ok();
+}
 
 Status RunServer(const ServeOptions& opt, queue::Engine* engine, const ProblemRegistry* problems,
                  const std::atomic<bool>& stop, const std::function<void(int)>& on_listening) {
+  if (auto s = CheckExposure(opt); !s.ok()) return s;
   Service svc(opt, engine, problems);
-  httplib::Server http;
-  const int threads = std::max(1, opt.threads);
-  http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  FrontServer http(FrontOptions(opt));
+  svc.SetFront(&http);
   // One byte over our own limit: our handler then answers 413 with a JSON message.
   http.set_payload_max_length(opt.max_body_bytes + 1);
-  http.set_keep_alive_max_count(100);
   // Debian's cpp-httplib listens with a backlog of 5, fixed when it was compiled; a burst of
   // trainer connections then overflows the accept queue and clients see resets. We keep the
   // listening socket and listen on it again with a deep backlog (Linux updates it in place).
@@ -251,8 +353,14 @@ Status RunServer(const ServeOptions& opt, queue::Engine* engine, const ProblemRe
 
   using Req = httplib::Request;
   using Res = httplib::Response;
+  using HR = httplib::Server::HandlerResponse;
+  http.set_pre_routing_handler(
+      [&](const Req& q, Res& r) { return svc.Refuse(q, r) ? HR::Handled : HR::Unhandled; });
+  // curl and others wait for "100 Continue" before a large body: refuse before it is sent.
+  http.set_expect_100_continue_handler(
+      [&](const Req& q, Res& r) { return svc.Refuse(q, r) ? r.status : 100; });
   http.Get("/healthz", [&](const Req& q, Res& r) {
-    svc.Handle("healthz", q, r, false, [&](const json&) { return svc.Health(); });
+    svc.Handle("healthz", q, r, false, [&](const json&) { return svc.Health(q); });
   });
   http.Get("/metrics", [&](const Req& q, Res& r) {
     svc.Handle("metrics", q, r, false, [&](const json&) { return svc.Metrics(); });
@@ -276,10 +384,21 @@ Status RunServer(const ServeOptions& opt, queue::Engine* engine, const ProblemRe
   http.Post("/slime/reward", [&](const Req& q, Res& r) {
     svc.Handle("slime", q, r, true, [&](const json& b) { return svc.Slime(b, q); });
   });
-  http.set_error_handler([](const Req& q, Res& r) {
+  const int request_timeout_s = static_cast<int>(opt.request_timeout_s);
+  http.set_error_handler([request_timeout_s](const Req& q, Res& r) {
+    RequestContext* ctx = CurrentRequest();
+    if (ctx && ctx->stream && ctx->stream->timed_out()) {
+      r.status = 408;
+      r.set_content(
+          Dump(ErrorJson("the request body did not arrive within " +
+                         std::to_string(request_timeout_s) + " s of the request's first byte")),
+          "application/json");
+      return;
+    }
     if (!r.body.empty()) return;
     std::string msg = r.status == 413   ? "the request body is too large"
                       : r.status == 404 ? "no such route: " + q.method + " " + q.path
+                      : r.status == 400 ? "the request could not be read as HTTP/1.1"
                                         : "HTTP error " + std::to_string(r.status);
     r.set_content(Dump(ErrorJson(msg)), "application/json");
   });

@@ -31,6 +31,13 @@ def check_errors(url, good_job):
         ("POST", "/slime/reward", {"prompt": "p", "response": "r", "label": "zz/none"}, 404, "unknown problem"),
         ("GET", "/v1/evaluations/" + "0" * 64, None, 404, "no evaluation"),
         ("GET", "/v1/evaluations/" + good_job + "?wait=abc", None, 400, "'wait'"),
+        ("GET", "/v1/evaluations/" + good_job + "?wait=nan", None, 400, "'wait'"),
+        ("GET", "/v1/evaluations/" + good_job + "?wait=inf", None, 400, "'wait'"),
+        ("POST", "/v1/reward", {"problem": "level1/relu", "candidate": relu, "timeout_s": "abc"}, 400, "field 'timeout_s'"),
+        ("POST", "/v1/reward?timeout_s=abc", {"problem": "level1/relu", "candidate": relu}, 400, "'timeout_s'"),
+        ("POST", "/slime/reward?timeout_s=nan", {"response": relu, "label": "level1/relu"}, 400, "'timeout_s'"),
+        ("POST", "/get_reward", {"query": ["x"], "labels": ["level1/relu"], "timeout_s": -1}, 400, "field 'timeout_s'"),
+        ("POST", "/v1/reward", b"", 400, "the body is empty"),
         ("GET", "/v2/whatever", None, 404, "no such route"),
         ("POST", "/v1/evaluations", b"x" * (2 << 20), 413, "too large"),
     ]
@@ -42,6 +49,57 @@ def check_errors(url, good_job):
         # httplib itself may refuse an oversized body before our handler reads it.
         assert words in msg or (want == 413 and code == 413), (path, words, msg)
     print("errors: %d malformed, oversized and unknown-problem requests answered 4xx" % len(cases))
+
+
+def check_answer_only(url, relu, relu_reward):
+    """Only the response is evaluated: a repair prompt that carries a correct program, with
+    OpenRLHF's special tokens (a leading <|endoftext|>, the query not starting with the prompt),
+    never lends that program's reward to a response without code."""
+    program = "```python\n" + relu + "\n```"
+    qwen = ("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n"
+            "Write a faster ReLU for level1/relu.<|im_end|>\n<|im_start|>assistant\n" + program +
+            "<|im_end|>\n<|im_start|>user\nIt is correct; make it faster.<|im_end|>\n"
+            "<|im_start|>assistant\n")
+    llama = ("<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nWrite a faster ReLU."
+             "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n" + program +
+             "<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nMake it faster.<|eot_id|>"
+             "<|start_header_id|>assistant<|end_header_id|>\n\n")
+    plain = "Earlier you wrote:\n" + program + "\nMake it faster.\n"
+    samples = [  # (query, prompt sent, expected split)
+        ("<|endoftext|>" + qwen + "I give up, sorry.", qwen, "after_prompt"),  # the issue's case
+        ("<|endoftext|><|endoftext|>" + qwen + program + "<|im_end|><|endoftext|>", qwen, "after_prompt"),
+        ("<|endoftext|>" + qwen + "I give up, sorry.<|im_end|>", "", "after_marker"),
+        (llama + "I give up, sorry.<|eot_id|>", "", "after_marker"),
+        (llama + program + "<|eot_id|>", "", "after_marker"),
+        (plain + "I give up, sorry.", "", "none"),  # cannot be told: nothing is evaluated
+    ]
+    # Three at a time: the service under test takes only 3 jobs in flight.
+    body = {"rewards": [], "spans": [], "extra_logs": {}}
+    for part in (samples[:3], samples[3:]):
+        code, got, _ = http("POST", url + "/get_reward", {
+            "query": [q for q, _, _ in part], "prompts": [p for _, p, _ in part],
+            "labels": ["level1/relu"] * len(part)}, timeout=600)
+        assert code == 200, got
+        body["rewards"] += got["rewards"]
+        body["spans"] += got["spans"]
+        for k, v in got["extra_logs"].items():
+            body["extra_logs"].setdefault(k, []).extend(v)
+    rewards = body["rewards"]
+    assert [s["method"] for s in body["spans"]] == [m for _, _, m in samples], body["spans"]
+    for i in (0, 2, 3, 5):
+        assert rewards[i] == -1, (i, rewards, body["spans"][i])
+    for i in (1, 4):
+        assert rewards[i] > 0 and abs(rewards[i] - relu_reward) < 0.5, (i, rewards)
+    logs = body["extra_logs"]
+    assert logs["split_failed"] == [0, 0, 0, 0, 0, 1], logs
+    assert logs["split_after_prompt"] == [1, 1, 0, 0, 0, 0], logs
+    assert logs["answer_offset_bytes"][0] == len(("<|endoftext|>" + qwen).encode()), logs
+    assert "why" in body["spans"][5] and "no assistant-turn marker" in body["spans"][5]["why"]
+    # slime: a response that echoes its repair prompt gets nothing from the echo.
+    code, r, _ = http("POST", url + "/slime/reward?full=1",
+                      {"prompt": plain, "response": plain + "I give up.", "label": "level1/relu"})
+    assert code == 200 and r["reward"] == -1 and r["span"]["method"] == "after_prompt", r
+    print("answer only: rewards", rewards, "for splits", [m for _, _, m in samples])
 
 
 def main():
@@ -108,6 +166,7 @@ def main():
             "prompts": [prompt, prompt], "labels": ["level1/relu", "level1/relu"]}, timeout=600)
         assert code == 200 and len(body["rewards"]) == 2 and body["rewards"][1] == -1, body
         assert body["rewards"][0] == body["scores"][0] and "correct" in body["extra_logs"], body
+        check_answer_only(url, relu, rewards[0])
         # slime: one sample; a bare number, or an object with ?full=1.
         code, r, _ = http("POST", url + "/slime/reward", {"prompt": prompt, "response": relu, "label": "level1/relu"})
         assert code == 200 and r == rewards[0], r
