@@ -84,12 +84,33 @@ TEST(OpenRlhf, ResponseUsesMissingRewardWhereThereIsNone) {
   done.result->verdict.reward = 1.25;
   done.result->verdict.speedup_vs_eager = 1.5;
   queue::JobView pending;
-  pending.state = queue::JobView::State::kPending;
+  pending.state = queue::JobView::State::kQueued;
   json out = OpenRlhfResponse({done, pending}, -0.5);
   EXPECT_EQ(out["rewards"], json({1.25, -0.5}));
   EXPECT_EQ(out["scores"], out["rewards"]);
   EXPECT_EQ(out["extra_logs"]["correct"], json({1.0, 0.0}));
   EXPECT_EQ(out["extra_logs"]["no_reward"], json({0.0, 1.0}));
+}
+
+TEST(View, OneStateVocabularyAndALostJobCarriesItsInfraError) {
+  using State = queue::JobView::State;
+  for (auto [st, name] : {std::pair{State::kQueued, "queued"},
+                          {State::kRunning, "running"},
+                          {State::kDone, "done"},
+                          {State::kLost, "lost"}}) {
+    queue::JobView v;
+    v.state = st;
+    EXPECT_EQ(ViewJson("abc", v)["state"], name);
+  }
+  queue::JobView lost;
+  lost.state = State::kLost;
+  lost.result = queue::InfraResult(queue::JobIdentity{"level1/relu", "ph", "ch", "cpu"},
+                                   "the job's record vanished", "kforge serve", 0);
+  json j = RewardJson("abc", lost);
+  EXPECT_EQ(j["state"], "lost");
+  EXPECT_EQ(j["status"], "infra_error");
+  EXPECT_TRUE(j["reward"].is_null());
+  EXPECT_EQ(OpenRlhfResponse({lost}, -0.5)["extra_logs"]["no_reward"], json({1.0}));
 }
 
 TEST(Slime, NeedsLabelAndResponse) {
