@@ -50,6 +50,7 @@ int RunServe(ServeFlags& f) {
     ro.log = &std::cerr;
     ro.prefix = f.prefix;
     if (f.max_in_flight > 0) ro.max_in_flight = f.max_in_flight;
+    ro.ledger.max_specs = static_cast<size_t>(ro.max_in_flight);  // a copy of each open job
     engine = queue::MakeRedisEngine(ro);
   } else {
     queue::LocalEngineOptions lo;
