@@ -5,7 +5,7 @@
 # Python.h; python3-torch alone has none of them. torch.utils.cpp_extension imports setuptools,
 # which python3-torch does not depend on (without python3-setuptools the build worker dies).
 set -euo pipefail
-packages=(g++ make cmake ninja-build pkg-config git ca-certificates
+packages=(g++ make cmake ninja-build pkg-config git ca-certificates openssl
           nlohmann-json3-dev libcli11-dev libsqlite3-dev libssl-dev libgtest-dev libgmock-dev
           libhiredis-dev libcpp-httplib-dev redis-server
           python3 python3-dev python3-setuptools python3-torch libtorch-dev pybind11-dev)

@@ -2,6 +2,8 @@
 
 #include <signal.h>
 
+#include <cstdlib>
+
 namespace kf::cli {
 namespace {
 std::atomic<bool> g_stop{false};
@@ -20,6 +22,25 @@ void AddEngineFlags(CLI::App* app, EvalFlags* f) {
                   "GPU indices I,J,..., one execution lane each (default: 0)")
       ->delimiter(',');
   AddVerdictFlags(app, f);
+}
+
+void AddRedisPasswordFlag(CLI::App* app, RedisFlags* f) {
+  app->add_option("--redis-password-env", f->password_env,
+                  "environment variable holding the Redis password (keeps it off the command "
+                  "line; the URL names the ACL user, if any)");
+}
+
+Result<queue::RedisAddress> ToRedisAddress(const RedisFlags& f) {
+  auto a = queue::ParseRedisUrl(f.url);
+  if (!a.ok()) return a.status();
+  if (!f.password_env.empty()) {
+    if (auto s = queue::SetRedisPasswordFromEnv(f.password_env, std::getenv(f.password_env.c_str()),
+                                                &a.value());
+        !s.ok()) {
+      return s;
+    }
+  }
+  return a;
 }
 
 const std::atomic<bool>& StopOnSignals() {

@@ -1,14 +1,27 @@
-// Flags shared by `kforge serve` and `kforge worker`: how candidates are evaluated.
+// Flags shared by `kforge serve` and `kforge worker`: how candidates are evaluated, and how
+// to reach Redis.
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <atomic>
 
 #include "cli/eval_flags.h"
+#include "common/status.h"
+#include "queue/redis_url.h"
 
 namespace kf::cli {
 
 void AddEngineFlags(CLI::App* app, EvalFlags* f);
+
+struct RedisFlags {
+  std::string url;           // --redis
+  std::string password_env;  // --redis-password-env: the variable that holds the password
+};
+// --redis-password-env (the --redis flag itself each command declares: serve's has no default).
+void AddRedisPasswordFlag(CLI::App* app, RedisFlags* f);
+// The address: the URL parsed, the password read from the environment where asked. Errors
+// quote the URL redacted.
+Result<queue::RedisAddress> ToRedisAddress(const RedisFlags& f);
 
 // SIGINT and SIGTERM set the returned flag (installed once per process).
 const std::atomic<bool>& StopOnSignals();

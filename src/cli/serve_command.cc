@@ -16,7 +16,7 @@ namespace {
 struct ServeFlags {
   EvalFlags engine;
   serve::ServeOptions serve;
-  std::string redis;
+  RedisFlags redis;
   std::string prefix = "kf";
   std::vector<std::string> problems;
   long long max_in_flight = 0;
@@ -58,11 +58,24 @@ int RunServe(ServeFlags& f) {
     }
   }
   Result<std::unique_ptr<queue::Engine>> engine = Status::Internal("no engine");
-  if (!f.redis.empty()) {
+  std::string where;  // the Redis, redacted, for the start-up line
+  if (f.redis.url.empty() && !f.redis.password_env.empty()) {
+    std::cerr << "kforge serve: --redis-password-env needs --redis\n";
+    return kExitUsage;
+  }
+  if (!f.redis.url.empty()) {
+    auto addr = ToRedisAddress(f.redis);
+    if (!addr.ok()) {
+      std::cerr << "kforge serve: " << addr.status().message() << "\n";
+      return kExitUsage;
+    }
+    where = " at " + queue::DescribeRedis(*addr);
     queue::RedisEngineOptions ro;
-    ro.url = f.redis;
+    ro.redis = *addr;
+    ro.log = &std::cerr;
     ro.prefix = f.prefix;
     if (f.max_in_flight > 0) ro.max_in_flight = f.max_in_flight;
+    ro.ledger.max_specs = static_cast<size_t>(ro.max_in_flight);  // a copy of each open job
     engine = queue::MakeRedisEngine(ro);
   } else {
     queue::LocalEngineOptions lo;
@@ -77,9 +90,9 @@ int RunServe(ServeFlags& f) {
   const auto& stop = StopOnSignals();
   Status s = serve::RunServer(f.serve, engine->get(), &registry, stop, [&](int port) {
     std::cout << "kforge serve: listening on http://" << f.serve.host << ":" << port << " ("
-              << (*engine)->Name() << " engine, " << eo.backend << " backend, " << registry.size()
-              << " problems, " << (f.serve.token.empty() ? "no token" : "bearer token required")
-              << ")" << std::endl;
+              << (*engine)->Name() << " engine" << where << ", " << eo.backend << " backend, "
+              << registry.size() << " problems, "
+              << (f.serve.token.empty() ? "no token" : "bearer token required") << ")" << std::endl;
   });
   if (!s.ok()) {
     std::cerr << "kforge serve: " << s.message() << "\n";
@@ -98,9 +111,11 @@ Command ServeCommand() {
             app->add_option("--port", f->serve.port, "TCP port (0: any free port)")
                 ->check(CLI::Range(0, 65535));
             app->add_option("--host", f->serve.host, "address to listen on (127.0.0.1)");
-            app->add_option("--redis", f->redis,
-                            "Redis URL: jobs go to `kforge worker` processes through Redis "
-                            "Streams (default: evaluate in this process)");
+            app->add_option("--redis", f->redis.url,
+                            "Redis URL, redis://[user[:password]@]host[:port][/db] or rediss:// "
+                            "(TLS): jobs go to `kforge worker` processes through Redis Streams "
+                            "(default: evaluate in this process)");
+            AddRedisPasswordFlag(app, &f->redis);
             app->add_option("--prefix", f->prefix, "prefix of the Redis keys (one per service)");
             app->add_option("--problems", f->problems,
                             "folder of KernelBench-format problems, registered by relative path "

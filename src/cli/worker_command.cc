@@ -12,7 +12,7 @@ namespace {
 struct WorkerFlags {
   EvalFlags engine;
   std::string role;
-  std::string redis = "redis://127.0.0.1:6379";
+  RedisFlags redis{"redis://127.0.0.1:6379", ""};
   std::string prefix = "kf";
   std::string name;
   int reclaim_idle_ms = 60'000;
@@ -29,7 +29,12 @@ int RunWorkerCommand(const WorkerFlags& f) {
   eval::EvalOptions eo = ToEvalOptions(f.engine);
   // A build worker compiles only: no lane (no PyTorch process, no CUDA context), no helper.
   eo.lanes = wo.role == queue::Role::kGpu;
-  wo.redis_url = f.redis;
+  auto addr = ToRedisAddress(f.redis);
+  if (!addr.ok()) {
+    std::cerr << "kforge worker: " << addr.status().message() << "\n";
+    return kExitUsage;
+  }
+  wo.redis = *addr;
   wo.prefix = f.prefix;
   wo.name = f.name;
   wo.cache_dir = eo.cache_dir;
@@ -63,7 +68,10 @@ Command WorkerCommand() {
                             "(execute on this machine's lanes)")
                 ->required()
                 ->check(CLI::IsMember({"build", "gpu"}));
-            app->add_option("--redis", f->redis, "Redis URL (redis://host:port[/db])");
+            app->add_option("--redis", f->redis.url,
+                            "Redis URL: redis://[user[:password]@]host[:port][/db], rediss:// "
+                            "for TLS (?ca=FILE&cert=FILE&key=FILE&server_name=NAME&verify=none)");
+            AddRedisPasswordFlag(app, &f->redis);
             app->add_option("--prefix", f->prefix, "prefix of the Redis keys (one per service)");
             app->add_option("--name", f->name, "consumer name (default: host-pid-role)");
             app->add_option("--reclaim-idle-ms", f->reclaim_idle_ms,

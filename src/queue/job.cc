@@ -74,13 +74,22 @@ Result<JobResult> ResultFromJson(const json& j) {
   return r;
 }
 
+JobIdentity IdentityOf(const JobSpec& job) {
+  return {job.problem_id, job.problem_hash, Sha256Hex(job.candidate), job.backend};
+}
+
 JobResult InfraResult(const JobSpec& job, const std::string& why, const std::string& worker,
+                      int deliveries) {
+  return InfraResult(IdentityOf(job), why, worker, deliveries);
+}
+
+JobResult InfraResult(const JobIdentity& job, const std::string& why, const std::string& worker,
                       int deliveries) {
   JobResult r;
   Verdict& v = r.verdict;
   v.problem_id = job.problem_id;
   v.problem_hash = job.problem_hash;
-  v.candidate_hash = Sha256Hex(job.candidate);
+  v.candidate_hash = job.candidate_hash;
   v.backend = job.backend;
   v.status = VerdictStatus::kInfraError;
   Diagnostic d;
@@ -128,6 +137,22 @@ Result<fs::path> MaterializeProblem(const fs::path& cache_dir, const std::string
   fs::rename(tmp, path, ec);
   if (ec) return Status::IoError("cannot write " + path.string() + ": " + ec.message());
   return path;
+}
+
+const char* StateName(JobView::State s) {
+  switch (s) {
+    case JobView::State::kQueued:
+      return "queued";
+    case JobView::State::kRunning:
+      return "running";
+    case JobView::State::kDone:
+      return "done";
+    case JobView::State::kLost:
+      return "lost";
+    case JobView::State::kUnknown:
+      break;
+  }
+  return "unknown";
 }
 
 void CountVerdict(const Verdict& v, EngineStats* s) {

@@ -46,9 +46,17 @@ struct JobResult {
 nlohmann::json ResultToJson(const JobResult& r);
 Result<JobResult> ResultFromJson(const nlohmann::json& j);
 
+// What a verdict says of its job, without the texts.
+struct JobIdentity {
+  std::string problem_id, problem_hash, candidate_hash, backend;
+};
+JobIdentity IdentityOf(const JobSpec& job);
+
 // An infra_error verdict for a job no worker could finish (the delivery limit); `why` is the
 // diagnostic's message.
 JobResult InfraResult(const JobSpec& job, const std::string& why, const std::string& worker,
+                      int deliveries);
+JobResult InfraResult(const JobIdentity& job, const std::string& why, const std::string& worker,
                       int deliveries);
 
 // Writes the problem text to <cache>/problems/<hash16>/<problem_id>.py (content-addressed;
@@ -60,12 +68,26 @@ Result<std::filesystem::path> MaterializeProblem(const std::filesystem::path& ca
                                                  const std::string& problem_text);
 bool ValidProblemId(const std::string& id);
 
-// Where a job stands, as the service reports it.
+// Where a job stands, as the service reports it: the same answer from every route and from
+// both engines (docs/API.md, "Job states").
 struct JobView {
-  enum class State { kUnknown, kPending, kDone };
+  enum class State {
+    kUnknown,  // never submitted here, or forgotten (404)
+    kQueued,   // waiting for a build or a gpu worker (or lane)
+    kRunning,  // a worker (or lane) has it
+    kDone,     // a verdict is there: `result`
+    kLost,     // submitted, then its record vanished with Redis's data and this service held
+               // no copy to queue it again; `result` is an infra_error saying so (resubmit)
+  };
   State state = State::kUnknown;
-  std::optional<JobResult> result;  // kDone only
+  std::optional<JobResult> result;  // kDone and kLost
 };
+// "queued", "running", "done", "lost" ("unknown" for kUnknown, which routes answer with 404).
+const char* StateName(JobView::State s);
+// Finished one way or the other: waiting longer changes nothing.
+inline bool Settled(JobView::State s) {
+  return s == JobView::State::kDone || s == JobView::State::kLost;
+}
 
 // What /metrics shows about the engine.
 struct EngineStats {
@@ -76,6 +98,11 @@ struct EngineStats {
   std::map<std::string, long long> stage_count;
   long long in_flight = 0;
   long long capacity = 0;
+  // Redis mode, this server since it started: jobs whose record vanished from Redis, queued
+  // again from the server's own copy, or answered lost (no copy); times Redis lost its data.
+  long long requeued = 0;
+  long long lost = 0;
+  long long data_losses = 0;
 };
 
 // Adds one verdict's status and stage times to the stats.

@@ -45,8 +45,8 @@ class LocalEngine : public Engine {
     // Outside the lock: SQLite may wait. The store's key covers the evaluator's settings and
     // environment too (eval::VerdictKey), so only a verdict made exactly so comes back.
     std::optional<Verdict> stored;
-    auto path = MaterializeProblem(opt_.eval.cache_dir, job.problem_id, job.problem_hash,
-                                   job.problem_text);
+    auto path =
+        MaterializeProblem(opt_.eval.cache_dir, job.problem_id, job.problem_hash, job.problem_text);
     if (path.ok()) stored = ev_->Lookup(*path, job.candidate);
     std::lock_guard<std::mutex> g(mu_);
     if (auto v = ViewLocked(job.id); v.state != JobView::State::kUnknown) return v;
@@ -58,7 +58,7 @@ class LocalEngine : public Engine {
       return Status::Unavailable("the evaluation queue is full (" + std::to_string(in_flight_) +
                                  " jobs in flight)");
     }
-    jobs_[job.id] = Entry{};
+    jobs_[job.id] = Entry{JobView::State::kQueued, std::nullopt};
     ++in_flight_;
     build_q_.push_back(job);
     work_cv_.notify_all();
@@ -99,14 +99,15 @@ class LocalEngine : public Engine {
 
  private:
   struct Entry {
-    std::optional<JobResult> result;
+    JobView::State state = JobView::State::kQueued;  // kQueued, kRunning or kDone
+    std::optional<JobResult> result;                 // kDone
   };
 
   JobView ViewLocked(const std::string& id) {
     JobView v;
     auto it = jobs_.find(id);
     if (it == jobs_.end()) return v;
-    v.state = it->second.result ? JobView::State::kDone : JobView::State::kPending;
+    v.state = it->second.state;
     v.result = it->second.result;
     return v;
   }
@@ -117,7 +118,14 @@ class LocalEngine : public Engine {
         it = it->second.result ? jobs_.erase(it) : std::next(it);
       }
     }
-    jobs_[id].result = std::move(r);
+    Entry& e = jobs_[id];
+    e.state = JobView::State::kDone;
+    e.result = std::move(r);
+  }
+
+  // A stage took the job (kRunning) or handed it to the next queue (kQueued).
+  void SetStateLocked(const std::string& id, JobView::State s) {
+    if (auto it = jobs_.find(id); it != jobs_.end() && !it->second.result) it->second.state = s;
   }
 
   void Finish(const std::string& id, const Verdict& v) {
@@ -138,6 +146,7 @@ class LocalEngine : public Engine {
         job = std::move(build_q_.front());
         build_q_.pop_front();
         ++building_;
+        SetStateLocked(job.id, JobView::State::kRunning);
       }
       auto path = MaterializeProblem(opt_.eval.cache_dir, job.problem_id, job.problem_hash,
                                      job.problem_text);
@@ -156,6 +165,7 @@ class LocalEngine : public Engine {
         std::lock_guard<std::mutex> g(mu_);
         --building_;
         if (prepared) {
+          SetStateLocked(job.id, JobView::State::kQueued);  // built; waits for a lane
           exec_q_.emplace_back(job.id, std::move(*prepared));
           work_cv_.notify_all();
         }
@@ -174,6 +184,7 @@ class LocalEngine : public Engine {
         item = std::move(exec_q_.front());
         exec_q_.pop_front();
         ++executing_;
+        SetStateLocked(item.first, JobView::State::kRunning);
       }
       Verdict v = ev_->Execute(std::move(item.second), lane);
       {

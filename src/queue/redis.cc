@@ -2,8 +2,7 @@
 
 #include <hiredis/hiredis.h>
 
-#include <cerrno>
-#include <cstdlib>
+#include "queue/redis_conn.h"
 
 namespace kf::queue {
 namespace {
@@ -38,99 +37,116 @@ Reply Convert(const redisReply* r) {
   return out;
 }
 
-struct ReplyDeleter {
-  void operator()(redisReply* r) const { freeReplyObject(r); }
+struct ReaderFree {
+  void operator()(redisReader* r) const { redisReaderFree(r); }
 };
-using ReplyPtr = std::unique_ptr<redisReply, ReplyDeleter>;
 
-timeval ToTimeval(std::chrono::milliseconds ms) {
-  timeval tv;
-  tv.tv_sec = static_cast<long>(ms.count() / 1000);
-  tv.tv_usec = static_cast<long>((ms.count() % 1000) * 1000);
-  return tv;
+// Appends one command in RESP to `out`.
+bool Format(const std::vector<std::string>& args, std::string* out) {
+  std::vector<const char*> argv;
+  std::vector<size_t> lens;
+  for (const auto& a : args) {
+    argv.push_back(a.data());
+    lens.push_back(a.size());
+  }
+  char* cmd = nullptr;
+  int n = redisFormatCommandArgv(&cmd, static_cast<int>(argv.size()), argv.data(), lens.data());
+  if (n < 0 || cmd == nullptr) return false;
+  out->append(cmd, static_cast<size_t>(n));
+  redisFreeCommand(cmd);
+  return true;
+}
+
+// A server message with the secret taken out, in case a server ever echoes it.
+std::string Scrub(std::string msg, const std::string& secret) {
+  if (secret.empty()) return msg;
+  for (size_t p; (p = msg.find(secret)) != std::string::npos;) msg.replace(p, secret.size(), "***");
+  return msg;
 }
 
 }  // namespace
 
 struct Redis::Ctx {
-  redisContext* c = nullptr;
-  ~Ctx() {
-    if (c) redisFree(c);
-  }
-  Status Error(const std::string& what) const {
-    std::string msg = what + ": " + (c && c->errstr[0] ? c->errstr : "connection lost");
-    if (c && (c->err == REDIS_ERR_IO) && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      return Status::Timeout(msg);
-    }
-    return Status::Unavailable(msg);
-  }
+  std::unique_ptr<RedisConn> conn;
+  std::unique_ptr<redisReader, ReaderFree> reader{redisReaderCreate()};
 };
 
-Result<RedisAddress> ParseRedisUrl(const std::string& url) {
-  RedisAddress a;
-  std::string rest = url;
-  const std::string scheme = "redis://";
-  if (rest.rfind(scheme, 0) == 0) rest = rest.substr(scheme.size());
-  if (rest.empty()) return Status::Invalid("empty Redis address");
-  auto slash = rest.find('/');
-  if (slash != std::string::npos) {
-    std::string db = rest.substr(slash + 1);
-    rest = rest.substr(0, slash);
-    if (!db.empty()) {
-      char* end = nullptr;
-      long v = std::strtol(db.c_str(), &end, 10);
-      if (*end != '\0' || v < 0) return Status::Invalid("bad Redis database number in " + url);
-      a.db = static_cast<int>(v);
-    }
-  }
-  auto colon = rest.rfind(':');
-  if (colon != std::string::npos) {
-    std::string port = rest.substr(colon + 1);
-    char* end = nullptr;
-    long v = std::strtol(port.c_str(), &end, 10);
-    if (port.empty() || *end != '\0' || v <= 0 || v > 65535) {
-      return Status::Invalid("bad Redis port in " + url);
-    }
-    a.port = static_cast<int>(v);
-    rest = rest.substr(0, colon);
-  }
-  if (!rest.empty()) a.host = rest;
-  return a;
-}
-
-Redis::Redis(RedisAddress addr, std::chrono::milliseconds timeout, std::unique_ptr<Ctx> ctx)
-    : addr_(std::move(addr)), timeout_(timeout), ctx_(std::move(ctx)) {}
+Redis::Redis(RedisAddress addr, std::chrono::milliseconds timeout)
+    : addr_(std::move(addr)), timeout_(timeout) {}
 Redis::~Redis() = default;
-
-Result<std::unique_ptr<Redis>> Redis::Connect(const std::string& url,
-                                              std::chrono::milliseconds timeout) {
-  auto a = ParseRedisUrl(url);
-  if (!a.ok()) return a.status();
-  return Connect(*a, timeout);
-}
 
 Result<std::unique_ptr<Redis>> Redis::Connect(const RedisAddress& addr,
                                               std::chrono::milliseconds timeout) {
-  auto r = std::unique_ptr<Redis>(new Redis(addr, timeout, std::make_unique<Ctx>()));
+  auto r = std::unique_ptr<Redis>(new Redis(addr, timeout));
   if (auto s = r->Reconnect(); !s.ok()) return s;
   return r;
 }
 
 Status Redis::Reconnect() {
-  ctx_ = std::make_unique<Ctx>();
-  ctx_->c = redisConnectWithTimeout(addr_.host.c_str(), addr_.port, ToTimeval(timeout_));
-  std::string where = addr_.host + ":" + std::to_string(addr_.port);
-  if (ctx_->c == nullptr || ctx_->c->err) return ctx_->Error("cannot connect to Redis at " + where);
-  redisSetTimeout(ctx_->c, ToTimeval(timeout_));
-  if (addr_.db != 0) {
-    auto r = Command({"SELECT", std::to_string(addr_.db)});
-    if (!r.ok()) return r.status();
-    if (r->type == Reply::Type::kError) return Status::Invalid("Redis SELECT: " + r->str);
+  ctx_.reset();
+  auto conn = OpenRedisConn(addr_, RedisClock::now() + timeout_);
+  if (!conn.ok()) return conn.status();
+  auto ctx = std::make_unique<Ctx>();
+  if (!ctx->reader) return Status::Internal("hiredis: cannot create a reply reader");
+  ctx->conn = std::move(conn.value());
+  ctx_ = std::move(ctx);
+  if (auto s = LogIn(); !s.ok()) {
+    ctx_.reset();
+    return s;
   }
   return Status::Ok();
 }
 
-bool Redis::healthy() const { return ctx_ && ctx_->c && ctx_->c->err == 0; }
+Status Redis::LogIn() {
+  const std::string who = "Redis at " + RedisEndpoint(addr_);
+  std::vector<std::vector<std::string>> cmds;
+  if (!addr_.password.empty()) {
+    if (addr_.user.empty()) {
+      cmds.push_back({"AUTH", addr_.password});
+    } else {
+      cmds.push_back({"AUTH", addr_.user, addr_.password});
+    }
+  }
+  if (addr_.db != 0) cmds.push_back({"SELECT", std::to_string(addr_.db)});
+  cmds.push_back({"PING"});
+  auto reps = Pipeline(cmds);
+  if (!reps.ok()) {
+    // The first exchange failing is most often the wrong kind of port, or (TLS 1.3, where the
+    // server judges the client's certificate after the handshake) a missing client certificate:
+    // the server's alert may be lost to its reset.
+    const std::string& msg = reps.status().message();
+    if (reps.status().code() == Code::kTimeout || msg.find("?cert=") != std::string::npos) {
+      return reps.status();
+    }
+    if (!addr_.tls.enabled) {
+      return Status::Unavailable(msg + " (if that port speaks TLS, use rediss://)");
+    }
+    if (addr_.tls.cert_file.empty()) {
+      return Status::Unavailable(
+          msg + " (if the server wants a client certificate: ?cert=FILE&key=FILE)");
+    }
+    return reps.status();
+  }
+  for (size_t i = 0; i < cmds.size(); ++i) {
+    const Reply& r = (*reps)[i];
+    if (r.type != Reply::Type::kError) continue;
+    const std::string msg = Scrub(r.str, addr_.password);
+    if (cmds[i][0] == "AUTH") {
+      return Status::Unavailable(who + " refused the login" +
+                                 (addr_.user.empty() ? "" : " of user '" + addr_.user + "'") +
+                                 ": " + msg);
+    }
+    if (msg.rfind("NOAUTH", 0) == 0) {
+      return Status::Unavailable(who + " wants a password: " + msg +
+                                 " (give it in the URL, redis://[user]:PASSWORD@host, or with "
+                                 "--redis-password-env VAR)");
+    }
+    return Status::Unavailable(who + ": " + cmds[i][0] + ": " + msg);
+  }
+  return Status::Ok();
+}
+
+bool Redis::healthy() const { return ctx_ != nullptr; }
 
 Result<Reply> Redis::Command(const std::vector<std::string>& args) {
   auto rs = Pipeline({args});
@@ -139,29 +155,46 @@ Result<Reply> Redis::Command(const std::vector<std::string>& args) {
 }
 
 Result<std::vector<Reply>> Redis::Pipeline(const std::vector<std::vector<std::string>>& cmds) {
-  if (!ctx_->c || ctx_->c->err) return ctx_->Error("Redis");
+  const std::string who = "Redis at " + RedisEndpoint(addr_);
+  // Messages start with the command ("XREADGROUP: Redis at h:p closed the connection").
+  const std::string what = cmds.empty() || cmds[0].empty() ? "Redis" : cmds[0][0];
+  if (!ctx_) return Status::Unavailable(what + ": " + who + ": not connected");
+  const auto deadline = RedisClock::now() + timeout_;
+  std::string out;
   for (const auto& args : cmds) {
-    std::vector<const char*> argv;
-    std::vector<size_t> lens;
-    for (const auto& a : args) {
-      argv.push_back(a.data());
-      lens.push_back(a.size());
-    }
-    if (redisAppendCommandArgv(ctx_->c, static_cast<int>(argv.size()), argv.data(), lens.data()) !=
-        REDIS_OK) {
-      return ctx_->Error("Redis " + (args.empty() ? std::string() : args[0]));
-    }
+    if (!Format(args, &out)) return Status::Internal(what + ": cannot format the command");
   }
-  std::vector<Reply> out;
-  for (const auto& args : cmds) {
+  // Any failure from here on leaves the stream out of step: the connection is dropped.
+  auto broken = [&](Status s) {
+    ctx_.reset();
+    return s;
+  };
+  if (auto s = ctx_->conn->Write(out, deadline); !s.ok()) {
+    return broken(s.code() == Code::kTimeout ? Status::Timeout(what + ": " + s.message())
+                                             : Status::Unavailable(what + ": " + s.message()));
+  }
+  std::vector<Reply> replies;
+  char buf[16 * 1024];
+  while (replies.size() < cmds.size()) {
     void* raw = nullptr;
-    if (redisGetReply(ctx_->c, &raw) != REDIS_OK) {
-      return ctx_->Error("Redis " + (args.empty() ? std::string() : args[0]));
+    if (redisReaderGetReply(ctx_->reader.get(), &raw) != REDIS_OK) {
+      return broken(
+          Status::Unavailable(what + ": " + who + ": bad reply: " + ctx_->reader->errstr));
     }
-    ReplyPtr r(static_cast<redisReply*>(raw));
-    out.push_back(Convert(r.get()));
+    if (raw != nullptr) {
+      replies.push_back(Convert(static_cast<redisReply*>(raw)));
+      freeReplyObject(raw);
+      continue;
+    }
+    auto n = ctx_->conn->Read(buf, sizeof(buf), deadline);
+    if (!n.ok()) {
+      const Status& s = n.status();
+      return broken(s.code() == Code::kTimeout ? Status::Timeout(what + ": " + s.message())
+                                               : Status::Unavailable(what + ": " + s.message()));
+    }
+    redisReaderFeed(ctx_->reader.get(), buf, *n);
   }
-  return out;
+  return replies;
 }
 
 }  // namespace kf::queue

@@ -1,5 +1,8 @@
-// redis: a small synchronous Redis client over hiredis. hiredis's types stay inside redis.cc;
-// replies come out as a plain value tree and every error as a kf::Status.
+// redis: a small synchronous Redis client. The bytes travel over redis_conn (TCP or TLS);
+// hiredis formats the commands and parses the replies, and its types stay inside redis.cc.
+// Replies come out as a plain value tree and every error as a kf::Status. Connecting logs in
+// (AUTH [user] password), selects the database and PINGs, so a wrong password or a server that
+// wants one fails at Connect with a clear message, never at some later command.
 //
 // Thread-safety: one Redis object is one connection; use it from one thread at a time. Each
 // worker thread and the server's notification listener open their own.
@@ -11,6 +14,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "queue/redis_url.h"
 
 namespace kf::queue {
 
@@ -24,21 +28,12 @@ struct Reply {
   bool nil() const { return type == Type::kNil; }
 };
 
-// "redis://host:port[/db]", "host:port" or "host" (port 6379).
-struct RedisAddress {
-  std::string host = "127.0.0.1";
-  int port = 6379;
-  int db = 0;
-};
-Result<RedisAddress> ParseRedisUrl(const std::string& url);
-
 class Redis {
  public:
-  // Connects (and SELECTs the database). `timeout` bounds connecting and each command; a
-  // blocking command (XREADGROUP BLOCK, BLPOP) must block for less than it.
+  // Connects, logs in and selects the database. `timeout` bounds connecting (with the TLS
+  // handshake and the login) and each Command or Pipeline; a blocking command (XREADGROUP
+  // BLOCK, BLPOP) must block for less than it.
   static Result<std::unique_ptr<Redis>> Connect(const RedisAddress& addr,
-                                                std::chrono::milliseconds timeout);
-  static Result<std::unique_ptr<Redis>> Connect(const std::string& url,
                                                 std::chrono::milliseconds timeout);
   ~Redis();
   Redis(const Redis&) = delete;
@@ -56,10 +51,11 @@ class Redis {
 
  private:
   struct Ctx;
-  Redis(RedisAddress addr, std::chrono::milliseconds timeout, std::unique_ptr<Ctx> ctx);
+  Redis(RedisAddress addr, std::chrono::milliseconds timeout);
+  Status LogIn();
   RedisAddress addr_;
   std::chrono::milliseconds timeout_;
-  std::unique_ptr<Ctx> ctx_;
+  std::unique_ptr<Ctx> ctx_;  // null once broken
 };
 
 }  // namespace kf::queue

@@ -7,13 +7,66 @@ namespace {
 using nlohmann::json;
 
 // Stores the job and enqueues it only if it was not stored before: one round trip, atomic, so
-// a server dying between the two steps cannot leave a claimed job that never runs.
+// a server dying between the steps cannot leave a claimed job that never runs. ARGV[3] = "1"
+// first removes an infra_error result and the old record (the job runs again).
+// KEYS: job, build stream, results, entries. ARGV: job JSON, id, replace.
 constexpr const char* kEnqueueScript = R"lua(
+if ARGV[3] == '1' then
+  redis.call('HDEL', KEYS[3], ARGV[2])
+  redis.call('DEL', KEYS[1])
+end
 if redis.call('SET', KEYS[1], ARGV[1], 'NX') then
-  redis.call('XADD', KEYS[2], '*', 'id', ARGV[2])
+  local entry = redis.call('XADD', KEYS[2], '*', 'id', ARGV[2])
+  redis.call('HSET', KEYS[4], ARGV[2], 'build ' .. entry)
   return 1
 end
 return 0
+)lua";
+
+// A built job moves to the gpu stream. KEYS: gpu stream, build stream, entries.
+// ARGV: build entry id, job id.
+constexpr const char* kForwardScript = R"lua(
+local entry = redis.call('XADD', KEYS[1], '*', 'id', ARGV[2])
+redis.call('HSET', KEYS[3], ARGV[2], 'gpu ' .. entry)
+redis.call('XACK', KEYS[2], 'build', ARGV[1])
+redis.call('XDEL', KEYS[2], ARGV[1])
+return 1
+)lua";
+
+// One job's state. Running: its current entry is in its group's pending list (a worker holds
+// it). KEYS: results, job, entries, build stream, gpu stream. ARGV: id.
+constexpr const char* kStateScript = R"lua(
+local r = redis.call('HGET', KEYS[1], ARGV[1])
+if r then return {'done', r} end
+if redis.call('EXISTS', KEYS[2]) == 0 then return {'missing'} end
+local e = redis.call('HGET', KEYS[3], ARGV[1])
+if not e then return {'queued'} end
+local sp = string.find(e, ' ', 1, true)
+if not sp then return {'queued'} end
+local role = string.sub(e, 1, sp - 1)
+local entry = string.sub(e, sp + 1)
+local stream = KEYS[4]
+if role == 'gpu' then stream = KEYS[5] end
+local p = redis.pcall('XPENDING', stream, role, entry, entry, 1)
+if type(p) == 'table' and p.err == nil and #p > 0 then return {'running', p[1][2]} end
+return {'queued'}
+)lua";
+
+// Many jobs: the result, 1 (in flight) or 0 (missing) each. KEYS: results, then the job key of
+// each id. ARGV: the ids.
+constexpr const char* kLookManyScript = R"lua(
+local out = {}
+for i = 1, #ARGV do
+  local r = redis.call('HGET', KEYS[1], ARGV[i])
+  if r then
+    out[i] = r
+  elseif redis.call('EXISTS', KEYS[i + 1]) == 1 then
+    out[i] = 1
+  else
+    out[i] = 0
+  end
+end
+return out
 )lua";
 
 Status ErrorReply(const std::string& what, const Reply& r) {
@@ -87,17 +140,13 @@ Status RedisJobs::EnsureGroups() {
   return Status::Ok();
 }
 
-Result<bool> RedisJobs::Enqueue(const JobSpec& job) {
-  auto rep = redis_->Command({"EVAL", kEnqueueScript, "2", JobKey(job.id), StreamKey(Role::kBuild),
-                              JobToJson(job).dump(), job.id});
+Result<bool> RedisJobs::Enqueue(const JobSpec& job, bool replace_infra) {
+  auto rep = redis_->Command({"EVAL", kEnqueueScript, "4", JobKey(job.id), StreamKey(Role::kBuild),
+                              ResultsKey(), EntriesKey(), JobToJson(job).dump(), job.id,
+                              replace_infra ? "1" : "0"});
   if (!rep.ok()) return rep.status();
   if (rep->type == Reply::Type::kError) return ErrorReply("enqueue", *rep);
   return rep->integer == 1;
-}
-
-Status RedisJobs::Forget(const std::string& id) {
-  auto reps = redis_->Pipeline({{"HDEL", ResultsKey(), id}, {"DEL", JobKey(id)}});
-  return reps.ok() ? Status::Ok() : reps.status();
 }
 
 Result<std::optional<JobResult>> RedisJobs::GetResult(const std::string& id) {
@@ -122,10 +171,79 @@ Result<std::vector<std::optional<JobResult>>> RedisJobs::GetResults(
   return out;
 }
 
-Result<bool> RedisJobs::Known(const std::string& id) {
-  auto rep = redis_->Command({"EXISTS", JobKey(id)});
+Result<Stored> ParseStored(const Reply& r) {
+  if (r.type != Reply::Type::kArray || r.elements.empty()) {
+    return Status::Internal("Redis job state: unexpected reply");
+  }
+  const std::string& kind = r.elements[0].str;
+  Stored s;
+  if (kind == "missing") return s;
+  s.seen = Seen::kInFlight;
+  if (kind == "queued") {
+    s.view.state = JobView::State::kQueued;
+  } else if (kind == "running") {
+    s.view.state = JobView::State::kRunning;
+  } else if (kind == "done" && r.elements.size() >= 2) {
+    auto res = DecodeResult(r.elements[1]);
+    if (!res.ok()) return res.status();
+    s.seen = Seen::kDone;
+    s.view.state = JobView::State::kDone;
+    s.view.result = std::move(*res.value());
+  } else {
+    return Status::Internal("Redis job state: unexpected '" + kind + "'");
+  }
+  return s;
+}
+
+Result<Stored> RedisJobs::Look(const std::string& id) {
+  auto rep = redis_->Command({"EVAL", kStateScript, "5", ResultsKey(), JobKey(id), EntriesKey(),
+                              StreamKey(Role::kBuild), StreamKey(Role::kGpu), id});
   if (!rep.ok()) return rep.status();
-  return rep->integer == 1;
+  if (rep->type == Reply::Type::kError) return ErrorReply("job state", *rep);
+  return ParseStored(*rep);
+}
+
+Result<std::vector<Stored>> RedisJobs::LookMany(const std::vector<std::string>& ids) {
+  std::vector<Stored> out;
+  if (ids.empty()) return out;
+  std::vector<std::string> cmd = {"EVAL", kLookManyScript, std::to_string(ids.size() + 1),
+                                  ResultsKey()};
+  for (const auto& id : ids) cmd.push_back(JobKey(id));
+  cmd.insert(cmd.end(), ids.begin(), ids.end());
+  auto rep = redis_->Command(cmd);
+  if (!rep.ok()) return rep.status();
+  if (rep->type != Reply::Type::kArray || rep->elements.size() != ids.size()) {
+    return ErrorReply("job states", *rep);
+  }
+  for (const auto& e : rep->elements) {
+    Stored s;
+    if (e.type == Reply::Type::kString) {
+      auto res = DecodeResult(e);
+      if (!res.ok()) return res.status();
+      s.seen = Seen::kDone;
+      s.view.state = JobView::State::kDone;
+      s.view.result = std::move(*res.value());
+    } else if (e.integer == 1) {
+      s.seen = Seen::kInFlight;
+      s.view.state = JobView::State::kQueued;
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+Result<std::string> RedisJobs::Epoch() {
+  auto rep = redis_->Command({"GET", EpochKey()});
+  if (!rep.ok()) return rep.status();
+  if (rep->type == Reply::Type::kError) return ErrorReply("GET epoch", *rep);
+  return rep->str;
+}
+
+Result<std::string> RedisJobs::ClaimEpoch(const std::string& fresh) {
+  auto reps = redis_->Pipeline({{"SET", EpochKey(), fresh, "NX"}, {"GET", EpochKey()}});
+  if (!reps.ok()) return reps.status();
+  if ((*reps)[1].type != Reply::Type::kString) return ErrorReply("epoch", (*reps)[1]);
+  return (*reps)[1].str;
 }
 
 Result<EngineStats> RedisJobs::Stats(std::chrono::milliseconds worker_alive) {
@@ -155,6 +273,13 @@ Result<EngineStats> RedisJobs::Stats(std::chrono::milliseconds worker_alive) {
     if (now - w.value("seen_ms", 0LL) <= worker_alive.count()) s.workers[w.value("role", "?")] += 1;
   }
   return s;
+}
+
+Result<long long> RedisJobs::InFlight() {
+  auto reps =
+      redis_->Pipeline({{"XLEN", StreamKey(Role::kBuild)}, {"XLEN", StreamKey(Role::kGpu)}});
+  if (!reps.ok()) return reps.status();
+  return (*reps)[0].integer + (*reps)[1].integer;
 }
 
 Result<std::optional<Delivery>> RedisJobs::Next(Role role, const std::string& consumer,
@@ -214,20 +339,18 @@ Result<bool> RedisJobs::Publish(const std::string& id, const JobResult& r) {
   return true;
 }
 
-Status RedisJobs::Ack(Role role, const std::string& entry_id) {
-  auto reps = redis_->Pipeline(
-      {{"XACK", StreamKey(role), RoleName(role), entry_id}, {"XDEL", StreamKey(role), entry_id}});
+Status RedisJobs::Ack(Role role, const std::string& entry_id, const std::string& job_id) {
+  auto reps = redis_->Pipeline({{"XACK", StreamKey(role), RoleName(role), entry_id},
+                                {"XDEL", StreamKey(role), entry_id},
+                                {"HDEL", EntriesKey(), job_id}});
   return reps.ok() ? Status::Ok() : reps.status();
 }
 
 Status RedisJobs::Forward(const std::string& entry_id, const std::string& job_id) {
-  auto reps = redis_->Pipeline({{"MULTI"},
-                                {"XADD", StreamKey(Role::kGpu), "*", "id", job_id},
-                                {"XACK", StreamKey(Role::kBuild), RoleName(Role::kBuild), entry_id},
-                                {"XDEL", StreamKey(Role::kBuild), entry_id},
-                                {"EXEC"}});
-  if (!reps.ok()) return reps.status();
-  if (reps->back().type != Reply::Type::kArray) return ErrorReply("forward", reps->back());
+  auto rep = redis_->Command({"EVAL", kForwardScript, "3", StreamKey(Role::kGpu),
+                              StreamKey(Role::kBuild), EntriesKey(), entry_id, job_id});
+  if (!rep.ok()) return rep.status();
+  if (rep->type == Reply::Type::kError) return ErrorReply("forward", *rep);
   return Status::Ok();
 }
 

@@ -31,19 +31,6 @@ Reply Arr(std::vector<Reply> e) {
   return r;
 }
 
-TEST(RedisUrl, Forms) {
-  auto a = ParseRedisUrl("redis://10.0.0.5:7000/2");
-  ASSERT_TRUE(a.ok());
-  EXPECT_EQ(a->host, "10.0.0.5");
-  EXPECT_EQ(a->port, 7000);
-  EXPECT_EQ(a->db, 2);
-  auto b = ParseRedisUrl("localhost");
-  ASSERT_TRUE(b.ok());
-  EXPECT_EQ(b->port, 6379);
-  EXPECT_FALSE(ParseRedisUrl("redis://h:notaport").ok());
-  EXPECT_FALSE(ParseRedisUrl("").ok());
-}
-
 TEST(Entries, ParsesStreamEntriesAndSkipsDeletedOnes) {
   // [[id, [field, value]], [id, nil]] as XAUTOCLAIM gives for an entry deleted meanwhile.
   Reply entries =
@@ -59,6 +46,38 @@ TEST(Entries, DeliveryCountFromXpending) {
   Reply p = Arr({Arr({Str("1-0"), Str("worker-a"), Int(1234), Int(3)})});
   EXPECT_EQ(ParseDeliveryCount(p), 3);
   EXPECT_EQ(ParseDeliveryCount(Arr({})), 0);
+}
+
+TEST(Stored, EachStateOfTheStateScript) {
+  auto queued = ParseStored(Arr({Str("queued")}));
+  ASSERT_TRUE(queued.ok());
+  EXPECT_EQ(queued->seen, Seen::kInFlight);
+  EXPECT_EQ(queued->view.state, JobView::State::kQueued);
+  auto running = ParseStored(Arr({Str("running"), Str("gpu-a")}));
+  ASSERT_TRUE(running.ok());
+  EXPECT_EQ(running->view.state, JobView::State::kRunning);
+  auto missing = ParseStored(Arr({Str("missing")}));
+  ASSERT_TRUE(missing.ok());
+  EXPECT_EQ(missing->seen, Seen::kMissing);
+  JobSpec j = MakeJob("level1/relu", "class Model: pass", "cand", "cpu", "s");
+  auto done =
+      ParseStored(Arr({Str("done"), Str(ResultToJson(InfraResult(j, "x", "w", 1)).dump())}));
+  ASSERT_TRUE(done.ok()) << done.status().message();
+  EXPECT_EQ(done->seen, Seen::kDone);
+  ASSERT_TRUE(done->view.result.has_value());
+  EXPECT_EQ(done->view.result->worker, "w");
+  EXPECT_FALSE(ParseStored(Arr({Str("done"), Str("not json")})).ok());
+  EXPECT_FALSE(ParseStored(Arr({Str("sideways")})).ok());
+  EXPECT_FALSE(ParseStored(Reply{}).ok());
+}
+
+TEST(Job, StateNames) {
+  EXPECT_STREQ(StateName(JobView::State::kQueued), "queued");
+  EXPECT_STREQ(StateName(JobView::State::kRunning), "running");
+  EXPECT_STREQ(StateName(JobView::State::kDone), "done");
+  EXPECT_STREQ(StateName(JobView::State::kLost), "lost");
+  EXPECT_TRUE(Settled(JobView::State::kLost));
+  EXPECT_FALSE(Settled(JobView::State::kRunning));
 }
 
 TEST(Job, IdIsTheEvalJobKeyAndIsChecked) {

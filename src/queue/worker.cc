@@ -4,7 +4,10 @@
 
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <thread>
+
+#include "queue/backoff.h"
 
 namespace kf::queue {
 namespace {
@@ -30,7 +33,7 @@ void HeartbeatLoop(const WorkerOptions& opt, const std::string& name, Shared* sh
     long long done = sh->done;
     lk.unlock();
     if (!redis) {
-      auto r = Redis::Connect(opt.redis_url, std::chrono::milliseconds(5'000));
+      auto r = Redis::Connect(opt.redis, std::chrono::milliseconds(5'000));
       if (r.ok()) redis = std::move(r.value());
     }
     if (redis) {
@@ -49,28 +52,45 @@ void HeartbeatLoop(const WorkerOptions& opt, const std::string& name, Shared* sh
 
 std::string Short(const std::string& id) { return id.substr(0, 12); }
 
+// A verdict made while Redis could not take it: written as soon as Redis is back.
+struct Unwritten {
+  std::string job_id, entry_id;
+  JobResult result;
+};
+
+// Writes a verdict and acknowledges its entry.
+Status Publish(const WorkerOptions& opt, const std::string& name, RedisJobs& jobs,
+               const Unwritten& u, std::ostream& log) {
+  auto won = jobs.Publish(u.job_id, u.result);
+  if (!won.ok()) return won.status();
+  log << "worker " << name << ": job " << Short(u.job_id) << " "
+      << StatusName(u.result.verdict.status)
+      << (*won ? " (verdict written)" : " (verdict already there)") << std::endl;
+  return jobs.Ack(opt.role, u.entry_id, u.job_id);
+}
+
 // One delivery, start to end. Returns a failed Status only for Redis failures (the caller
-// reconnects; the entry stays pending and is reclaimed).
+// reconnects; the entry stays pending and is reclaimed). A verdict Redis did not take is left
+// in `unwritten`.
 Status Handle(const WorkerOptions& opt, const std::string& name, RedisJobs& jobs,
-              eval::Evaluator* ev, const Delivery& d, Shared* sh, std::ostream& log) {
+              eval::Evaluator* ev, const Delivery& d, Shared* sh,
+              std::optional<Unwritten>* unwritten, std::ostream& log) {
   auto job = jobs.LoadJob(d.job_id);
   if (!job.ok()) return job.status();
   if (!job->has_value()) {
     log << "worker " << name << ": job " << Short(d.job_id) << " has no spec; dropped\n";
-    return jobs.Ack(opt.role, d.entry_id);
+    return jobs.Ack(opt.role, d.entry_id, d.job_id);
   }
   const JobSpec& spec = **job;
   auto publish = [&](const Verdict& v) -> Status {
-    JobResult r{v, name, static_cast<int>(d.deliveries)};
-    auto won = jobs.Publish(spec.id, r);
-    if (!won.ok()) return won.status();
-    log << "worker " << name << ": job " << Short(spec.id) << " " << StatusName(v.status)
-        << (*won ? " (verdict written)" : " (verdict already there)") << std::endl;
-    return jobs.Ack(opt.role, d.entry_id);
+    Unwritten u{spec.id, d.entry_id, JobResult{v, name, static_cast<int>(d.deliveries)}};
+    Status s = Publish(opt, name, jobs, u, log);
+    if (!s.ok()) *unwritten = std::move(u);  // written again later (HSETNX: idempotent)
+    return s;
   };
   auto existing = jobs.GetResult(spec.id);
   if (!existing.ok()) return existing.status();
-  if (existing->has_value()) return jobs.Ack(opt.role, d.entry_id);
+  if (existing->has_value()) return jobs.Ack(opt.role, d.entry_id, spec.id);
 
   if (d.deliveries > opt.max_deliveries) {
     auto last = jobs.LastError(spec.id);
@@ -148,30 +168,72 @@ std::string DefaultWorkerName(Role role) {
 Status RunWorker(const WorkerOptions& opt, eval::Evaluator* ev, const std::atomic<bool>& stop,
                  std::ostream& log) {
   const std::string name = opt.name.empty() ? DefaultWorkerName(opt.role) : opt.name;
+  const std::string who = "worker " + name;
   const auto timeout = opt.block + std::chrono::milliseconds(10'000);
-  auto redis = Redis::Connect(opt.redis_url, timeout);
+  auto redis = Redis::Connect(opt.redis, timeout);
   if (!redis.ok()) return redis.status();
-  {
-    RedisJobs jobs(redis->get(), opt.prefix);
-    if (auto s = jobs.EnsureGroups(); !s.ok()) return s;
-  }
+  RedisJobs jobs(redis->get(), opt.prefix);
+  if (auto s = jobs.EnsureGroups(); !s.ok()) return s;
   Shared sh;
   std::thread hb(HeartbeatLoop, std::cref(opt), name, &sh, std::ref(log));
-  log << "worker " << name << ": " << RoleName(opt.role) << " role, waiting for jobs" << std::endl;
+  log << who << ": " << RoleName(opt.role) << " role on " << DescribeRedis(opt.redis)
+      << ", waiting for jobs" << std::endl;
+  Backoff backoff(opt.retry_first, opt.retry_cap);
+  RedisOutage outage(&log, who, backoff);
+  std::optional<Unwritten> unwritten;
+  bool streams_gone = false;  // logged once per loss
+  // Sleeps in short slices so a stop request is not kept waiting.
+  auto pause = [&](std::chrono::milliseconds ms) {
+    auto until = Clock::now() + ms;
+    while (!stop.load() && Clock::now() < until) {
+      std::this_thread::sleep_for(
+          std::min(std::chrono::milliseconds(100),
+                   std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now())));
+    }
+  };
   int handled = 0;
   while (!stop.load() && (opt.max_jobs == 0 || handled < opt.max_jobs)) {
-    RedisJobs jobs(redis->get(), opt.prefix);
+    if (!(*redis)->healthy()) {
+      Status rs = (*redis)->Reconnect();
+      if (rs.ok()) rs = jobs.EnsureGroups();
+      if (rs.ok() && unwritten) rs = Publish(opt, name, jobs, *unwritten, log);
+      if (!rs.ok()) {
+        outage.Failed(rs);
+        pause(backoff.Next());
+        continue;
+      }
+      unwritten.reset();
+      outage.Ok();
+      backoff.Reset();
+    }
     auto d = jobs.Next(opt.role, name, opt.reclaim_idle, opt.block);
     Status s = d.ok() ? Status::Ok() : d.status();
     if (s.ok() && d->has_value()) {
-      s = Handle(opt, name, jobs, ev, **d, &sh, log);
+      streams_gone = false;
+      s = Handle(opt, name, jobs, ev, **d, &sh, &unwritten, log);
       ++handled;
     }
-    if (!s.ok()) {
-      log << "worker " << name << ": " << s.message() << "; reconnecting" << std::endl;
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
-      if (auto rs = (*redis)->Reconnect(); rs.ok()) (void)jobs.EnsureGroups();
+    if (s.ok()) continue;
+    if (!(*redis)->healthy()) {
+      outage.Failed(s);  // reconnected at the top of the loop
+      continue;
     }
+    // Redis answered with an error. NOGROUP: the streams are gone with Redis's data (a flush,
+    // or a restart the connection survived); make them again.
+    if (s.message().find("NOGROUP") != std::string::npos) {
+      if (!streams_gone) {
+        log << who << ": the job streams are gone (Redis lost its data?); creating them again"
+            << std::endl;
+      }
+      streams_gone = true;
+      if (auto es = jobs.EnsureGroups(); es.ok()) continue;
+    }
+    log << who << ": " << s.message() << std::endl;
+    pause(backoff.Next());
+  }
+  if (unwritten) {
+    log << who << ": stopping with the verdict of job " << Short(unwritten->job_id)
+        << " unwritten (Redis unreachable); the job runs again elsewhere" << std::endl;
   }
   {
     std::lock_guard<std::mutex> g(sh.mu);

@@ -18,7 +18,7 @@ namespace kf::queue {
 
 struct WorkerOptions {
   Role role = Role::kGpu;
-  std::string redis_url = "redis://127.0.0.1:6379";
+  RedisAddress redis;  // ParseRedisUrl; the password may come from the environment
   std::string prefix = "kf";
   std::string name;                 // consumer name; default host-pid-role
   std::filesystem::path cache_dir;  // problems sent with jobs are written here
@@ -32,14 +32,20 @@ struct WorkerOptions {
   // After this many deliveries without a verdict a job ends as infra_error.
   int max_deliveries = 3;
   std::chrono::milliseconds block{1'000};  // one XREADGROUP wait; bounds the reaction to stop
-  int max_jobs = 0;                        // stop after this many (0: never); for tests
+  // While Redis cannot be reached: the first wait before reconnecting, doubled each attempt up
+  // to the cap. Logged once when Redis goes and once when it is back.
+  std::chrono::milliseconds retry_first{100};
+  std::chrono::milliseconds retry_cap{5'000};
+  int max_jobs = 0;  // stop after this many (0: never); for tests
 };
 
 std::string DefaultWorkerName(Role role);
 
-// Runs until `stop` is set (checked between jobs and every `block`). The evaluator is borrowed;
-// the gpu role executes on its lane 0. Returns an error only if Redis cannot be reached at
-// start; later connection failures are retried.
+// Runs until `stop` is set (checked between jobs, every `block` and while waiting to
+// reconnect). The evaluator is borrowed; the gpu role executes on its lane 0. Returns an error
+// only if Redis cannot be reached at start; later connection failures are retried with
+// backoff, and a verdict that could not be written is written once Redis is back. Streams
+// that vanished (Redis lost its data) are created again.
 Status RunWorker(const WorkerOptions& opt, eval::Evaluator* ev, const std::atomic<bool>& stop,
                  std::ostream& log);
 

@@ -239,11 +239,9 @@ Result<std::optional<double>> SecondsField(const json& body, const std::string& 
 }
 
 json ViewJson(const std::string& id, const queue::JobView& v) {
-  using State = queue::JobView::State;
-  json j = {{"id", id},
-            {"state", v.state == State::kDone      ? "done"
-                      : v.state == State::kPending ? "pending"
-                                                   : "unknown"}};
+  // One vocabulary for every route and both engines: queued, running, done, lost (a lost job
+  // carries its infra_error verdict below, so a client never waits on it).
+  json j = {{"id", id}, {"state", queue::StateName(v.state)}};
   if (v.result) {
     j["status"] = StatusName(v.result->verdict.status);
     j["verdict"] = ToJson(v.result->verdict);

@@ -134,7 +134,7 @@ TEST(OpenRlhf, ResponseUsesMissingRewardWhereThereIsNone) {
   done.result->verdict.reward = 1.25;
   done.result->verdict.speedup_vs_eager = 1.5;
   queue::JobView pending;
-  pending.state = queue::JobView::State::kPending;
+  pending.state = queue::JobView::State::kQueued;
   std::vector<ItemRequest> items(2);
   items[0].span = SplitQuery("P answer", "P");
   items[1].span = SplitQuery("<|im_start|>assistant\nanswer", "");
@@ -149,6 +149,27 @@ TEST(OpenRlhf, ResponseUsesMissingRewardWhereThereIsNone) {
   EXPECT_EQ(out["extra_logs"]["answer_offset_bytes"], json({1.0, 21.0}));
   EXPECT_EQ(out["extra_logs"]["answer_bytes"], json({7.0, 7.0}));
   EXPECT_EQ(out["spans"][1]["marker"], "<|im_start|>assistant");
+}
+
+TEST(View, OneStateVocabularyAndALostJobCarriesItsInfraError) {
+  using State = queue::JobView::State;
+  for (auto [st, name] : {std::pair{State::kQueued, "queued"},
+                          {State::kRunning, "running"},
+                          {State::kDone, "done"},
+                          {State::kLost, "lost"}}) {
+    queue::JobView v;
+    v.state = st;
+    EXPECT_EQ(ViewJson("abc", v)["state"], name);
+  }
+  queue::JobView lost;
+  lost.state = State::kLost;
+  lost.result = queue::InfraResult(queue::JobIdentity{"level1/relu", "ph", "ch", "cpu"},
+                                   "the job's record vanished", "kforge serve", 0);
+  json j = RewardJson("abc", lost);
+  EXPECT_EQ(j["state"], "lost");
+  EXPECT_EQ(j["status"], "infra_error");
+  EXPECT_TRUE(j["reward"].is_null());
+  EXPECT_EQ(OpenRlhfResponse({lost}, {ItemRequest{}}, -0.5)["extra_logs"]["no_reward"], json({1.0}));
 }
 
 TEST(Slime, NeedsLabelAndResponse) {

@@ -61,6 +61,15 @@ std::string RenderMetrics(const std::string& engine, bool engine_ok, const queue
     o << "kforge_stage_seconds_sum{stage=\"" << st << "\"} " << Num(ms / 1000.0) << "\n";
     o << "kforge_stage_seconds_count{stage=\"" << st << "\"} " << n << "\n";
   }
+  Header(o, "kforge_jobs_requeued_total", "counter",
+         "jobs whose record vanished from Redis, queued again from this server's copy");
+  o << "kforge_jobs_requeued_total " << s.requeued << "\n";
+  Header(o, "kforge_jobs_lost_total", "counter",
+         "jobs whose record vanished from Redis with no copy here: answered lost");
+  o << "kforge_jobs_lost_total " << s.lost << "\n";
+  Header(o, "kforge_redis_data_losses_total", "counter",
+         "times this server found Redis's epoch key gone or changed (Redis lost its data)");
+  o << "kforge_redis_data_losses_total " << s.data_losses << "\n";
   Header(o, "kforge_problems", "gauge", "registered problems");
   o << "kforge_problems " << problems << "\n";
   Header(o, "kforge_overload_total", "counter", "requests answered 503 because queues were full");

@@ -135,7 +135,7 @@ class Service {
       if (v.ok())
         view = *v;
       else
-        view.state = JobView::State::kPending;  // the engine could not be asked: not lost
+        view.state = JobView::State::kQueued;  // the engine could not be asked: not lost
       out.push_back(std::move(view));
     }
     return out;
@@ -166,7 +166,7 @@ class Service {
     for (const auto& j : *jobs) {
       ids.push_back(j.id);
       auto v = engine_->Get(j.id);
-      evals.push_back(ViewJson(j.id, v.ok() ? *v : JobView{JobView::State::kPending, {}}));
+      evals.push_back(ViewJson(j.id, v.ok() ? *v : JobView{JobView::State::kQueued, {}}));
     }
     json out = {{"ids", ids}, {"evaluations", evals}};
     if (!body.contains("items")) out["id"] = ids[0];
