@@ -147,10 +147,13 @@ class Builder::Impl {
   }
 
   // Sends one request and waits for the answer; a worker that dies or overruns is discarded.
-  Result<nlohmann::json> Request(const nlohmann::json& msg, std::chrono::milliseconds timeout) {
+  // On a timeout, `*cpu_ms` (when given) is the CPU the worker and its compilers used on it.
+  Result<nlohmann::json> Request(const nlohmann::json& msg, std::chrono::milliseconds timeout,
+                                 double* cpu_ms = nullptr) {
     auto w = Acquire();
     if (!w.ok()) return w.status();
     std::unique_ptr<Worker> worker = std::move(w.value());
+    const double cpu0 = cpu_ms ? ProcessTreeCpuMs(worker->child.pid()) : 0;
     Status s = worker->chan.Send(msg);
     if (!s.ok()) {
       Release(nullptr);
@@ -158,6 +161,7 @@ class Builder::Impl {
     }
     auto reply = worker->chan.Receive(timeout);
     if (!reply.ok()) {
+      if (cpu_ms) *cpu_ms = ProcessTreeCpuMs(worker->child.pid()) - cpu0;
       worker->child.Kill();
       Release(nullptr);
       if (reply.status().code() == Code::kTimeout) return reply.status();
@@ -230,7 +234,8 @@ class Builder::Impl {
       request["pch_make"] = ++candidate_builds_ >= 2;
     }
     auto t0 = std::chrono::steady_clock::now();
-    auto reply = Request(request, opt_.timeout);
+    double timeout_cpu_ms = 0;
+    auto reply = Request(request, opt_.timeout, &timeout_cpu_ms);
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     {
       std::lock_guard<std::mutex> l(mu_);
@@ -238,13 +243,24 @@ class Builder::Impl {
     }
     if (!reply.ok()) {
       if (reply.status().code() == Code::kTimeout) {
-        // Not cached: a slow build may be the machine's load rather than the code.
-        Artifact a;
-        a.key = key;
-        a.error_text = "the build took longer than " +
-                       std::to_string(opt_.timeout.count() / 1000) + " s and was stopped";
-        a.build_ms = ms;
         fs::remove_all(tmp, ec);
+        const long long limit_s = opt_.timeout.count() / 1000;
+        const long long cpu_s = static_cast<long long>(timeout_cpu_ms / 1000);
+        // Decided by what ran: compilers that got less than half the time on a CPU waited for
+        // one (the machine's load), which is no verdict on the code (infra_error, retried);
+        // compilers busy all along were kept so by the code (a template explosion, say).
+        if (timeout_cpu_ms < 500.0 * static_cast<double>(opt_.timeout.count()) / 1000) {
+          return Status::Unavailable(
+              "the build did not finish within " + std::to_string(limit_s) +
+              " s, and its compilers were on a CPU for only " + std::to_string(cpu_s) +
+              " s of them: the machine is too busy to judge it (not the candidate's fault)");
+        }
+        Artifact a;  // not cached either
+        a.key = key;
+        a.error_text = "the build took longer than " + std::to_string(limit_s) +
+                       " s (" + std::to_string(cpu_s) + " s of compiler CPU) and was stopped";
+        a.build_ms = ms;
+        a.cpu_ms = timeout_cpu_ms;
         return a;
       }
       return reply.status();

@@ -7,6 +7,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
 #include <thread>
 
 extern char** environ;
@@ -200,6 +205,47 @@ Result<Child> Spawn(const SpawnOptions& opt_in) {
     return Status::Unavailable("cannot start " + opt.argv[0] + ": " + buf);
   }
   return child;
+}
+
+double ProcessTreeCpuMs(pid_t root, const std::string& proc) {
+  struct Times {
+    pid_t ppid = 0;
+    long long ticks = 0;  // utime + stime + cutime + cstime
+  };
+  std::map<pid_t, Times> all;
+  DIR* d = opendir(proc.c_str());
+  if (d == nullptr) return 0;
+  while (dirent* e = readdir(d)) {
+    char* end = nullptr;
+    const long pid = std::strtol(e->d_name, &end, 10);
+    if (end == e->d_name || *end != '\0') continue;
+    std::ifstream f(proc + "/" + e->d_name + "/stat");
+    std::string line;
+    if (!std::getline(f, line)) continue;
+    // "pid (comm) state ppid ..."; comm may hold spaces and parentheses: read after the last ')'.
+    const size_t close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream in(line.substr(close + 1));
+    std::string field;
+    std::vector<std::string> fields;  // from field 3 (state) on
+    while (in >> field && fields.size() < 15) fields.push_back(field);
+    if (fields.size() < 15) continue;
+    Times t;
+    t.ppid = static_cast<pid_t>(std::stol(fields[1]));
+    for (int i = 11; i <= 14; ++i) t.ticks += std::stoll(fields[static_cast<size_t>(i)]);
+    all[static_cast<pid_t>(pid)] = t;
+  }
+  closedir(d);
+  if (all.count(root) == 0) return 0;
+  long long ticks = 0;
+  for (const auto& [pid, t] : all) {
+    for (pid_t p = pid; p > 1; p = all.count(p) ? all[p].ppid : 0) {
+      if (p != root) continue;
+      ticks += t.ticks;
+      break;
+    }
+  }
+  return 1000.0 * static_cast<double>(ticks) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 }  // namespace kf

@@ -65,6 +65,11 @@ Result<Child> Spawn(const SpawnOptions& opt);
 // The full path of an executable on PATH; empty when there is none.
 std::string FindExecutable(const std::string& name);
 
+// CPU time (user + system, ms) that process `root` and every process descended from it have
+// used, the children they reaped included, read from `proc`'s <pid>/stat files. Two samples
+// apart tell how much a tree of compilers worked in between. 0 when `root` is gone.
+double ProcessTreeCpuMs(pid_t root, const std::string& proc = "/proc");
+
 // A connected AF_UNIX stream socket pair, both ends close-on-exec.
 Status SocketPair(UniqueFd* a, UniqueFd* b);
 

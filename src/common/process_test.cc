@@ -1,6 +1,9 @@
 #include "common/process.h"
 
 #include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
 #include <signal.h>
 #include <unistd.h>
 
@@ -10,6 +13,31 @@
 
 namespace kf {
 namespace {
+
+// What the builder reads to tell a compiler that worked hard from one that waited for a CPU:
+// the CPU of a busy grandchild counts for its grandparent; a sleeping tree has used next to none.
+TEST(ProcessTreeCpu, CountsDescendants) {
+  SpawnOptions o;
+  o.argv = {"/bin/sh", "-c", "/bin/sh -c 'while :; do :; done' & sleep 60"};
+  auto c = Spawn(o);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  double ms = 0;
+  for (int i = 0; i < 600 && ms < 200; ++i) {  // a liveness bound (60 s), not a timing
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ms = ProcessTreeCpuMs(c->pid());
+  }
+  EXPECT_GE(ms, 200);
+  c->Kill();
+  EXPECT_EQ(ProcessTreeCpuMs(c->pid()), 0);  // gone
+
+  SpawnOptions idle;
+  idle.argv = {"/bin/sh", "-c", "sleep 60 & sleep 60"};
+  auto s = Spawn(idle);
+  ASSERT_TRUE(s.ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_LT(ProcessTreeCpuMs(s->pid()), 200);
+  s->Kill();
+}
 
 TEST(Spawn, ReportsExitCode) {
   SpawnOptions so;
