@@ -18,8 +18,10 @@ eval::EvalOptions ToEvalOptions(const EvalFlags& f) {
   opt.device_index = f.device;
   opt.devices = f.devices;
   opt.python = f.python.empty() ? eval::DefaultPython() : f.python;
-  opt.cache_dir =
-      f.cache_dir.empty() ? eval::DefaultCacheDir() : std::filesystem::path(f.cache_dir);
+  // Absolute: the build worker and the compiler wrappers it writes run in other folders (a
+  // relative --cache made every build fail, and that failure was cached as the candidate's).
+  opt.cache_dir = std::filesystem::absolute(
+      f.cache_dir.empty() ? eval::DefaultCacheDir() : std::filesystem::path(f.cache_dir));
   opt.runner_dir = eval::FindRunnerDir();
   opt.build_workers = f.build_workers > 0 ? f.build_workers : Cores();
   opt.baselines = !f.no_baselines;
