@@ -150,7 +150,9 @@ def main():
         code, body, _ = http("POST", url + "/v1/reward", {"items": [
             {"problem": "level1/relu", "candidate": relu},
             {"problem_source": problem_src, "candidate": relu},
-            {"problem": "level1/relu", "candidate": "no code at all"}]}, timeout=600)
+            # fresh: a rerun on the kept cache must evaluate it again, or /metrics (below)
+            # would not count a format_error verdict taken from the store.
+            {"problem": "level1/relu", "candidate": fresh("no code at all")}]}, timeout=600)
         assert code == 200, body
         st = [r["status"] for r in body["results"]]
         assert st[2] == "format_error" and body["rewards"][2] == -1, body["results"][2]
