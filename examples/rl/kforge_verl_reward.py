@@ -9,7 +9,8 @@ to its bearer token (the value of the variable `kforge serve --token-env` names)
 
 The dataset's ground_truth names the problem: a registered id such as "level1/relu" (the server
 was started with --problems DIR), or the problem's source text (anything containing
-`class Model`). solution_str is the model's reply; the service takes its first fenced code block
+`class Model`; only where the server was started with --allow-inline-problems, since problem
+code then runs on the service's machine, confined). solution_str is the model's reply; the service takes its first fenced code block
 that defines ModelNew.
 
 Plain Python, standard library only.
