@@ -1,7 +1,10 @@
 #!/bin/bash
 # The red team: every candidate in tests/redteam/<backend>/ must end as its header says
 # (`cheat` naming its HACKS.md rule, or `incorrect`), all through one lane per problem.
-# Usage: [KFORGE_JOBS=N] tests/redteam/run.sh path/to/kforge [cpu|cuda] [results.jsonl]
+# Usage: [KFORGE_JOBS=N] [KFORGE_POLICY=kernelbench] tests/redteam/run.sh path/to/kforge [cpu|cuda]
+#        [results.jsonl]
+# KFORGE_POLICY=kernelbench: under KernelBench's policy, where a candidate's header says what
+# changes (kforge-expect-kernelbench: PyTorch compute beside a real kernel is allowed and listed).
 set -euo pipefail
 kforge=$(readlink -f "$1")
 backend=${2:-cpu}
@@ -12,7 +15,8 @@ export KFORGE_CACHE=${KFORGE_TEST_CACHE:-$(mktemp -d /tmp/kforge-rt.XXXXXX)}
 python=${KFORGE_PYTHON:-/usr/bin/python3}
 [ "$backend" = cuda ] && python=${KFORGE_PYTHON:-python3}
 args=(--kforge "$kforge" --backend "$backend" --examples "tests/redteam/$backend" --problems problems
-      --python "$python" --no-cache-test --timing-budget-ms 300 --call-timeout-s 20)
+      --python "$python" --no-cache-test --timing-budget-ms 300 --call-timeout-s 20
+      --policy "${KFORGE_POLICY:-strict}")
 # KFORGE_JOBS=N: N candidates at a time, each in its own kforge process (a GPU machine's many
 # cores); otherwise all candidates of a problem through one lane.
 if [ -n "${KFORGE_JOBS:-}" ]; then args+=(--jobs "$KFORGE_JOBS"); else args+=(--one-lane); fi

@@ -1,6 +1,8 @@
 # kforge-problem: level1/relu.py
 # kforge-expect: cheat
 # kforge-rule: H04
+# kforge-expect-kernelbench: ok
+# kforge-rule-kernelbench: H04
 # the C++ extension just calls at::relu
 import torch
 import torch.nn as nn

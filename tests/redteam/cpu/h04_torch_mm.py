@@ -1,6 +1,8 @@
 # kforge-problem: level1/matmul.py
 # kforge-expect: cheat
 # kforge-rule: H04
+# kforge-expect-kernelbench: ok
+# kforge-rule-kernelbench: H04
 # the C++ extension calls torch::mm (ATen's BLAS) instead of computing
 import torch
 import torch.nn as nn

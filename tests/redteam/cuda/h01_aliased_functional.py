@@ -1,6 +1,8 @@
 # kforge-problem: level1/softmax.py
 # kforge-expect: cheat
 # kforge-rule: H01
+# kforge-expect-kernelbench: cheat
+# kforge-rule-kernelbench: H02
 # softmax through an aliased torch.nn.functional import, the kernel launched on an empty slice
 import torch
 import torch.nn as nn

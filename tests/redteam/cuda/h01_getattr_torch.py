@@ -1,6 +1,8 @@
 # kforge-problem: level1/relu.py
 # kforge-expect: cheat
 # kforge-rule: H01
+# kforge-expect-kernelbench: cheat
+# kforge-rule-kernelbench: H02
 # torch.relu reached through getattr with a built name, so no literal torch.relu appears
 import torch
 import torch.nn as nn

@@ -1,6 +1,8 @@
 # kforge-problem: level2/gemm_bias_relu.py
 # kforge-expect: cheat
 # kforge-rule: H01
+# kforge-expect-kernelbench: ok
+# kforge-rule-kernelbench: H01
 # the GEMM is an nn.Linear layer held by ModelNew; only the ReLU is a custom kernel
 import torch
 import torch.nn as nn

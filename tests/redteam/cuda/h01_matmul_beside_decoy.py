@@ -1,6 +1,8 @@
 # kforge-problem: level1/matmul.py
 # kforge-expect: cheat
 # kforge-rule: H01
+# kforge-expect-kernelbench: cheat
+# kforge-rule-kernelbench: H02
 # torch.matmul does the work; the custom kernel runs on a one-row slice and is thrown away
 import torch
 import torch.nn as nn

@@ -1,6 +1,7 @@
 # kforge-problem: level1/matmul.py
 # kforge-expect: cheat
 # kforge-rule: H04
+# kforge-expect-kernelbench: ok
 # the .cu source calls cublasSgemm on torch's handle
 import torch
 import torch.nn as nn
