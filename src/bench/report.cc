@@ -124,6 +124,10 @@ std::string RenderMarkdown(const Metrics& m, const RunInfo& info) {
     << ", reused from the store: " << info.reused << ", identical to another: " << info.deduplicated
     << (info.retried ? ", timed again after load spoiled the timing: " + std::to_string(info.retried) : "")
     << ")\n- wall time: " << Fixed(info.wall_ms / 1000, 1) << " s\n";
+  if (!info.stopped.empty()) {
+    o << "- **stopped early** (" << info.stopped << "): " << info.not_evaluated
+      << " samples not evaluated; the same command again evaluates them (the rest is stored)\n";
+  }
   if (!info.baselines) o << "- baselines off (`--no-baselines`): no speedups\n";
   o << "\nPass@k uses k' = min(k, n) per problem; infra_error samples are not counted. "
        "Definitions: docs/CLI.md.\n\n";
@@ -198,7 +202,9 @@ json ResultsJson(const Metrics& m, const RunInfo& info) {
             {"warmed", info.warmed},
             {"retried", info.retried},
             {"lane_busy_ms", info.lane_busy_ms},
-            {"warnings", info.warnings}}},
+            {"warnings", info.warnings},
+            {"stopped", info.stopped},
+            {"not_evaluated", info.not_evaluated}}},
           {"overall", AggregateJson(m.overall)},
           {"levels", levels},
           {"problems", problems}};

@@ -47,6 +47,10 @@ struct RunInfo {
   size_t retried = 0;         // timed again once no build ran (the first timing spoiled by load)
   std::vector<double> lane_busy_ms;  // wall time inside Execute and lane warm-ups, per lane
   std::vector<std::string> warnings;
+  // Why the run stopped before its end ("the time limit of 600 s", "a signal"); "" when it
+  // ran to the end. `not_evaluated` samples were left for a rerun (never stored).
+  std::string stopped;
+  size_t not_evaluated = 0;
 };
 
 // One row per metric, one column per group: "overall", then each level.

@@ -2,6 +2,7 @@
 // metrics table and writes results.json, report.md, report.html and verdicts.jsonl.
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <ctime>
@@ -18,6 +19,7 @@
 #include "bench/progress.h"
 #include "bench/report.h"
 #include "cli/commands.h"
+#include "cli/engine_flags.h"
 #include "cli/eval_flags.h"
 #include "eval/eval.h"
 #include "pipeline/pipeline.h"
@@ -37,6 +39,7 @@ struct BenchFlags {
   bool no_warm_lanes = false;
   bool no_reuse = false;
   double progress_interval_s = 0;
+  double time_limit_s = 0;  // 0: none
   EvalFlags eval;
 };
 
@@ -175,8 +178,30 @@ int RunBench(const BenchFlags& f) {
   bench::Progress progress;
   progress.total = d.samples.size();
   auto t0 = std::chrono::steady_clock::now();
+  const std::atomic<bool>& signalled = StopOnSignals();
   {
     pipeline::Pipeline pl(ev->get(), po);
+    // A time limit or ^C stops the run early: what is running finishes, what waits is left for
+    // a rerun (not stored), and the reports cover what was done.
+    std::atomic<bool> finished{false};
+    std::thread stopper([&] {
+      while (!finished.load()) {
+        const double s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const bool late = f.time_limit_s > 0 && s >= f.time_limit_s;
+        if (late || signalled.load()) {
+          {
+            std::lock_guard<std::mutex> g(mu);
+            info.stopped = late ? "the time limit of " + bench::Duration(f.time_limit_s) : "a signal";
+          }
+          std::cerr << "\nkforge bench: stopping (" << info.stopped
+                    << "): running evaluations finish, the rest is left for a rerun\n";
+          pl.Cancel();
+          return;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      }
+    });
     Ticker ticker(
         [&] {
           std::lock_guard<std::mutex> g(mu);
@@ -211,6 +236,8 @@ int RunBench(const BenchFlags& f) {
       });
     }
     pl.Close();
+    finished = true;
+    stopper.join();
     pipeline::Stats st = pl.stats();
     info.evaluated = st.evaluated;
     info.reused = st.from_store;
@@ -228,6 +255,11 @@ int RunBench(const BenchFlags& f) {
   for (size_t i = 0; i < records.size(); ++i) {
     if (!have[i]) continue;
     const Verdict& v = records[i].verdict;
+    if (v.status == VerdictStatus::kInfraError && !v.diagnostics.empty() &&
+        v.diagnostics[0].code == pipeline::kCancelledCode) {
+      ++info.not_evaluated;
+      continue;
+    }
     if (info.device.empty()) info.device = v.device;
     if (!records[i].from_store && counted.insert(v.problem_hash + v.candidate_hash).second) {
       for (const auto& st : v.stages) {
@@ -248,6 +280,10 @@ int RunBench(const BenchFlags& f) {
             << info.reused << ", identical " << info.deduplicated
             << (info.retried ? ", timed again " + std::to_string(info.retried) : "") << "; wall "
             << bench::Duration(info.wall_ms / 1000) << "\n";
+  if (!info.stopped.empty()) {
+    std::cout << "stopped early (" << info.stopped << "): " << info.not_evaluated
+              << " samples not evaluated; run the same command again to finish\n";
+  }
   Status ws = bench::WriteOutputs(f.out, m, info, done);
   if (!ws.ok()) {
     std::cerr << "kforge bench: " << ws.message() << "\n";
@@ -303,6 +339,10 @@ Command BenchCommand() {
         app->add_flag("--no-reuse", f->no_reuse, "evaluate again even when a verdict is stored");
         app->add_option("--seed", f->eval.seed, "secret seed (default: fresh from the OS)");
         AddVerdictFlags(app, &f->eval);
+        app->add_option("--time-limit-s", f->time_limit_s,
+                        "stop after this many seconds: running evaluations finish, the rest "
+                        "is left for a rerun (stored verdicts make it resume); also on ^C")
+            ->check(CLI::NonNegativeNumber);
         app->add_option("--progress-interval-s", f->progress_interval_s,
                         "seconds between progress lines (default 0.5 on a terminal, else 30)");
         return [f] { return RunBench(*f); };

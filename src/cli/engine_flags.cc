@@ -7,7 +7,13 @@
 namespace kf::cli {
 namespace {
 std::atomic<bool> g_stop{false};
-void OnSignal(int) { g_stop.store(true); }
+// The first signal asks for a clean stop; a second one, while that runs, ends the process.
+void OnSignal(int sig) {
+  if (g_stop.exchange(true)) {
+    signal(sig, SIG_DFL);
+    raise(sig);
+  }
+}
 }  // namespace
 
 void AddEngineFlags(CLI::App* app, EvalFlags* f) {

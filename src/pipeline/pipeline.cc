@@ -45,6 +45,21 @@ struct Entry {
   bool retried = false;
 };
 
+// What a job gets when the pipeline is cancelled before the job ran.
+Verdict CancelledVerdict(const Job& job) {
+  Verdict v;
+  v.problem_id = eval::ProblemId(job.problem);
+  v.candidate_hash = Sha256Hex(job.text);
+  v.status = VerdictStatus::kInfraError;
+  Diagnostic d;
+  d.stage = "pipeline";
+  d.code = kCancelledCode;
+  d.message = "not evaluated: the run was stopped before this candidate's turn";
+  v.diagnostics.push_back(d);
+  v.feedback = "kforge did not evaluate this candidate (the run was stopped); a rerun will.";
+  return v;
+}
+
 bool SpoiledByLoad(const Verdict& v) {
   if (v.status != VerdictStatus::kInfraError) return false;
   for (const auto& d : v.diagnostics) {
@@ -101,6 +116,24 @@ class Pipeline::Impl {
     ++unfinished_;
     intake_ready_.notify_one();
     return true;
+  }
+
+  void Cancel() {
+    std::vector<EntryPtr> dropped;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      if (cancelled_) return;
+      cancelled_ = closed_ = true;
+      intake_space_.notify_all();
+      for (auto& e : intake_) dropped.push_back(e);
+      intake_.clear();
+      for (auto& r : ready_) dropped.push_back(r.entry);
+      ready_.clear();
+      ready_space_.notify_all();
+      for (auto& [e, when] : retry_) dropped.push_back(e);
+      retry_.clear();
+    }
+    for (const auto& e : dropped) Deliver(e, CancelledVerdict(e->job), false);
   }
 
   void Close() {
@@ -189,7 +222,12 @@ class Pipeline::Impl {
         Deliver(e, TimedExecute(std::move(p), 0), false);
       } else {
         std::unique_lock<std::mutex> lk(mu_);
-        ready_space_.wait(lk, [this] { return ready_.size() < opt_.queue_capacity; });
+        ready_space_.wait(lk, [this] { return cancelled_ || ready_.size() < opt_.queue_capacity; });
+        if (cancelled_) {  // built, but its lane turn will not come
+          lk.unlock();
+          Deliver(e, CancelledVerdict(e->job), false);
+          continue;
+        }
         ready_.push_back({e, std::move(p)});
         ready_cv_.notify_one();
       }
@@ -300,7 +338,7 @@ class Pipeline::Impl {
   std::set<std::string> warm_seen_;         // every problem ever queued there
   std::map<std::string, EntryPtr> inflight_;
   size_t unfinished_ = 0;  // accepted distinct jobs whose callbacks have not all returned
-  bool closed_ = false, stopping_ = false, joined_ = false;
+  bool closed_ = false, stopping_ = false, joined_ = false, cancelled_ = false;
   Clock::time_point end_;
   size_t submitted_ = 0, deduplicated_ = 0, done_ = 0, from_store_ = 0, evaluated_ = 0, warmed_ = 0,
          retried_ = 0;
@@ -321,6 +359,7 @@ bool Pipeline::TrySubmit(Job job, DoneFn done) {
   return impl_->Submit(std::move(job), std::move(done), false);
 }
 void Pipeline::Close() { impl_->Close(); }
+void Pipeline::Cancel() { impl_->Cancel(); }
 Stats Pipeline::stats() const { return impl_->stats(); }
 
 }  // namespace kf::pipeline

@@ -38,6 +38,9 @@ struct Job {
   std::string text;  // the candidate: Python source or a raw model reply
 };
 
+// The diagnostic code of a verdict a job got because the pipeline was cancelled before it ran.
+inline constexpr const char* kCancelledCode = "cancelled";
+
 // Called exactly once per accepted job, on a pipeline thread (never under a pipeline lock, so
 // it may take its own locks; it must not call Close or destroy the Pipeline).
 using DoneFn = std::function<void(const Verdict&, bool from_store)>;
@@ -115,6 +118,11 @@ class Pipeline {
   bool TrySubmit(Job job, DoneFn done);
   // No more jobs; returns when every accepted job is done. Idempotent, thread-safe.
   void Close();
+  // Stops early (a time limit, ^C): refuses new jobs as Close does, and every accepted job not
+  // yet running (waiting for a build thread, for a lane or for its retry) is done at once with
+  // an infra_error verdict (diagnostic code kCancelledCode; never stored, so a rerun evaluates
+  // it). Running builds and executions finish. Returns at once; Close then waits for those.
+  void Cancel();
   Stats stats() const;
 
  private:

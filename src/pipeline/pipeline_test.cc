@@ -197,6 +197,55 @@ TEST(Pipeline, FullIntakeBlocksSubmitAndFailsTrySubmit) {
   EXPECT_EQ(p.stats().done, 3u);
 }
 
+// A time limit or ^C: the job on the lane and the one being built finish; every job still
+// waiting is done at once as infra_error "cancelled" (so bench writes what it has, and a rerun
+// evaluates the rest); nothing new is accepted.
+TEST(Pipeline, CancelEndsWaitingJobsAndLetsRunningOnesFinish) {
+  auto fake = std::make_unique<FakeStages>();
+  FakeStages* f = fake.get();
+  Gate exec_gate, exec_started, build_gate, build_started;
+  f->on_execute = [&](const std::string&) {
+    exec_started.Open();
+    exec_gate.Wait();
+  };
+  f->on_prepare = [&](const std::string& text) {
+    if (text != "second") return;
+    build_started.Open();
+    build_gate.Wait();
+  };
+  std::mutex mu;
+  std::map<std::string, std::string> got;  // text -> status (and code when cancelled)
+  auto collect = [&](std::string text) {
+    return [&, text](const Verdict& v, bool) {
+      std::lock_guard<std::mutex> g(mu);
+      std::string code = v.diagnostics.empty() ? "" : "/" + v.diagnostics[0].code;
+      got[text] = StatusName(v.status) + code;
+    };
+  };
+  Pipeline p(std::move(fake), {.build_threads = 1, .queue_capacity = 8, .warm_lanes = false});
+  ASSERT_TRUE(p.Submit({"p.py", "first"}, collect("first")));
+  ASSERT_TRUE(exec_started.Wait());  // "first" runs on the lane
+  ASSERT_TRUE(p.Submit({"p.py", "second"}, collect("second")));
+  ASSERT_TRUE(build_started.Wait());  // "second" is being built
+  for (const char* t : {"third", "fourth"}) ASSERT_TRUE(p.Submit({"p.py", t}, collect(t)));
+  p.Cancel();
+  {
+    std::lock_guard<std::mutex> g(mu);  // the waiting ones are done already
+    EXPECT_EQ(got["third"], "infra_error/cancelled");
+    EXPECT_EQ(got["fourth"], "infra_error/cancelled");
+    EXPECT_EQ(got.count("first"), 0u);
+  }
+  EXPECT_FALSE(p.Submit({"p.py", "fifth"}, collect("fifth")));
+  build_gate.Open();  // built after the cancel: its lane turn never comes
+  exec_gate.Open();
+  p.Close();
+  EXPECT_EQ(got["first"], "ok");
+  EXPECT_EQ(got["second"], "infra_error/cancelled");
+  EXPECT_EQ(got.size(), 4u);
+  EXPECT_EQ(f->Executions("second"), 0);
+  EXPECT_EQ(f->prepares.load(), 2);
+}
+
 TEST(Pipeline, BuildsOverlapExecutionOfEarlierJobs) {
   auto fake = std::make_unique<FakeStages>();
   Gate second_prepared;

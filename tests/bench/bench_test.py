@@ -209,6 +209,29 @@ def main():
         same = got == first if what == "trial count" else settled(got) == settled(first)
         check(same, f"another {what}: statuses {got}, first run {first}")
 
+    # Stopped early (--time-limit-s, as ^C): what waits is left unevaluated and unstored, the
+    # reports cover what was done, and the same command again evaluates exactly the rest.
+    # Trial count 4 is a new key, so every sample needs a lane; the lane cannot get through the
+    # four ok samples in one second.
+    results4, verdicts4, _, out4 = run_bench(a.kforge, tmp, cache, a.python, "4",
+                                             ("--time-limit-s", "1"))
+    run4 = results4["run"]
+    left = run4["not_evaluated"]
+    check(run4["stopped"].startswith("the time limit"), f"stopped: {run4['stopped']!r}")
+    check(left > 0, f"not evaluated: {left}")
+    codes = [d["code"] for v in verdicts4 for d in v["verdict"]["diagnostics"]]
+    check(len(verdicts4) == len(SAMPLES) - left and "cancelled" not in codes,
+          f"the stopped run reports the {len(SAMPLES) - left} samples it finished, no others")
+    check("stopped early" in out4, "the stopped run says so")
+    # A timing the machine's load spoiled (infra_error busy, possible on a loaded CI machine) is
+    # not stored either, so the rerun evaluates it too.
+    unstored = left + sum(v["verdict"]["status"] == "infra_error" for v in verdicts4)
+    results5, _, _, _ = run_bench(a.kforge, tmp, cache, a.python, "4")
+    run5 = results5["run"]
+    check(run5["stopped"] == "" and run5["evaluated"] == unstored and
+          run5["reused"] == len(SAMPLES) - unstored,
+          f"after a stop: evaluated {run5['evaluated']} (want {unstored}), reused {run5['reused']}")
+
     if not a.keep:
         shutil.rmtree(tmp, ignore_errors=True)
     else:
