@@ -100,23 +100,24 @@ def compare(args):
             vpath = os.path.join(bench, source, "verdicts.jsonl")
             if not os.path.exists(vpath):
                 continue
-            by_path = {}
+            by_path = {}  # sample path below samples/<source>/ -> bench record
+            marker = "/samples/%s/" % source
             with open(vpath) as f:
                 for line in f:
                     v = json.loads(line)
-                    by_path[os.path.normpath(v.get("sample_path", v.get("path", "")))] = v
+                    path = os.path.normpath(v["sample"])
+                    by_path[path[path.rfind(marker) + len(marker):] if marker in path else path] = v
             for m in manifest(args.corpus, source):
-                full = os.path.normpath(os.path.join(args.corpus, "samples", source, m["path"]))
-                v = by_path.get(full) or by_path.get(os.path.normpath(m["path"]))
+                v = by_path.get(os.path.normpath(m["path"]))
                 if v is None:
                     continue
                 want = recorded(m["recorded"])
-                status = v["verdict"]["status"] if "verdict" in v else v["status"]
+                status = v["verdict"]["status"]
                 if m["recorded"].get("environment_failure") or status == "infra_error":
                     left_out["their machine" if m["recorded"].get("environment_failure")
                              else "infra_error"] += 1
                     continue
-                diags = (v.get("verdict") or v).get("diagnostics", [])
+                diags = v["verdict"].get("diagnostics", [])
                 rows.append({"source": source, "level": m["level"], "problem": m["problem"],
                              "sample": m["sample"], "recorded": want, "status": status,
                              "agrees": status in AGREES[want],
