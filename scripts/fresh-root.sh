@@ -357,8 +357,10 @@ while IFS=$'\t' read -r name value; do record "$name" "$value"; done < <(
       printf "demo total\t%.0f\n", end - start
     }' "$marks")
 
+# awk reads to the end (no `exit`): sed would die of SIGPIPE otherwise, which pipefail turns
+# into this script's failure whenever awk wins the race (seen: rc 141 after an ok demo).
 status=$(sed 's/\x1b\[[0-9;]*m//g' "$log" |
-  awk '/^\+ .*kforge eval/ { e = 1 } e && /^status:/ { print $2; exit }')
+  awk '/^\+ .*kforge eval/ { e = 1 } e && !found && /^status:/ { print $2; found = 1 }')
 summary
 if [ "$demo_rc" != 0 ] || [ "$status" != ok ]; then
   # kforge's own logs (runner, build worker) die with the root: keep them, show their ends.
