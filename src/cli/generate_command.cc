@@ -36,12 +36,11 @@ int RunGenerate(const GenerateFlags& f) {
     return client.status().code() == Code::kInvalidArgument ? kExitUsage : kExitInfra;
   }
   eval::EvalOptions eo = ToEvalOptions(f.eval);
-  auto ev = eval::Evaluator::Create(eo);
-  if (!ev.ok()) {
-    std::cerr << me << ev.status().message() << "\n";
+  auto engine = MakeGenerationEngine(eo);
+  if (!engine.ok()) {
+    std::cerr << me << engine.status().message() << "\n";
     return kExitInfra;
   }
-  SharedEvaluator shared(std::move(ev.value()));
   GenerationRequest req;
   req.problem = f.problem;
   req.out_dir = f.out_dir.empty()
@@ -59,7 +58,7 @@ int RunGenerate(const GenerateFlags& f) {
   std::cout << "generating for " << eval::ProblemId(f.problem) << " with " << f.model.model
             << " at " << f.model.url << ": " << f.samples << " samples, up to " << f.turns
             << " turns, backend " << eo.backend << std::endl;
-  auto report = RunGeneration(shared, **client, req);
+  auto report = RunGeneration(**engine, **client, req);
   if (!report.ok()) {
     std::cerr << me << report.status().message() << "\n";
     return report.status().code() == Code::kNotFound ||

@@ -95,20 +95,15 @@ Result<std::unique_ptr<model::ModelClient>> MakeClient(const ModelSetup& f, int 
 #endif
 }
 
-Verdict SharedEvaluator::Evaluate(
-    const fs::path& problem, const std::string& text,
-    const std::function<void(const Verdict& so_far, bool final)>& prepared) {
-  eval::Prepared p = ev_->Prepare(problem, text);  // extract, legality, build: in parallel
-  if (prepared) {
-    prepared(p.verdict, p.final);
+Result<std::unique_ptr<pipeline::Pipeline>> MakeGenerationEngine(const eval::EvalOptions& opt) {
+  auto ev = eval::Evaluator::Create(opt);
+  if (!ev.ok()) {
+    return ev.status();
   }
-  std::lock_guard<std::mutex> g(lane_mu_);
-  return ev_->Execute(std::move(p), 0);
-}
-
-Result<eval::Evaluator::ProblemFacts> SharedEvaluator::Describe(const fs::path& problem) {
-  std::lock_guard<std::mutex> g(lane_mu_);
-  return ev_->Describe(problem, 0);
+  pipeline::PipelineOptions po;
+  po.build_threads = std::max(1, opt.build_workers);
+  return std::make_unique<pipeline::Pipeline>(pipeline::EvaluatorStages(std::move(ev.value())),
+                                              po);
 }
 
 std::string ProgressLine(const agent::Turn& t) {
@@ -165,7 +160,7 @@ Status WriteFile(const fs::path& p, const std::string& text) {
 
 }  // namespace
 
-Result<GenerationReport> RunGeneration(SharedEvaluator& ev, model::ModelClient& client,
+Result<GenerationReport> RunGeneration(pipeline::Pipeline& engine, model::ModelClient& client,
                                        const GenerationRequest& req) {
   auto source = ReadFile(req.problem);
   if (!source.ok()) {
@@ -188,7 +183,7 @@ Result<GenerationReport> RunGeneration(SharedEvaluator& ev, model::ModelClient& 
     }
   }
   // Shape injection: what the judge itself measured, so the prompt cannot disagree with it.
-  auto facts = ev.Describe(req.problem);
+  auto facts = engine.Describe(req.problem);
   if (!facts.ok()) {
     return facts.status();
   }
@@ -215,7 +210,7 @@ Result<GenerationReport> RunGeneration(SharedEvaluator& ev, model::ModelClient& 
     }
   };
   agent::EvaluateFn evaluate = [&](const std::string& text) {
-    return ev.Evaluate(req.problem, text);
+    return engine.Evaluate({req.problem, text});
   };
   report.result = agent::Generate(req.options, *templates, ctx, client, evaluate, cb);
   if (!req.out_dir.empty() && report.result.best) {

@@ -1,6 +1,6 @@
-// What `kforge generate` and `kforge mcp` share: evaluation and model flags, and one
-// generation run on an Evaluator (shape injection, templates, the serialized lane, the files
-// written to the output folder).
+// What `kforge generate` and `kforge mcp` share: evaluation and model flags, the engine they
+// evaluate through, and one generation run (shape injection, templates, the files written to
+// the output folder).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -17,6 +17,7 @@
 #include "common/status.h"
 #include "eval/eval.h"
 #include "model/model.h"
+#include "pipeline/pipeline.h"
 
 namespace kf::cli {
 
@@ -43,21 +44,9 @@ model::Sampling MakeSampling(const ModelSetup& f);
 // A client for the server at f.url; kUnavailable when kforge was built without KFORGE_NET.
 Result<std::unique_ptr<model::ModelClient>> MakeClient(const ModelSetup& f, int samples);
 
-// One Evaluator shared by many threads: Prepare runs in parallel, Execute one at a time (the
-// lane cannot serve two candidates at once), Describe under the same lock.
-class SharedEvaluator {
- public:
-  explicit SharedEvaluator(std::unique_ptr<eval::Evaluator> ev) : ev_(std::move(ev)) {}
-  // `prepared`, when set, is told after the CPU stages (extract, legality, build), before the
-  // lane is waited for: the verdict so far (its stages) and whether it is already final.
-  Verdict Evaluate(const std::filesystem::path& problem, const std::string& text,
-                   const std::function<void(const Verdict& so_far, bool final)>& prepared = {});
-  Result<eval::Evaluator::ProblemFacts> Describe(const std::filesystem::path& problem);
-
- private:
-  std::unique_ptr<eval::Evaluator> ev_;
-  std::mutex lane_mu_;
-};
+// The engine of a generation session: an Evaluator for `opt` inside kforge's one pipeline
+// (builds in parallel on every core, one executor per lane, stored verdicts reused).
+Result<std::unique_ptr<pipeline::Pipeline>> MakeGenerationEngine(const eval::EvalOptions& opt);
 
 struct GenerationRequest {
   std::filesystem::path problem;
@@ -79,7 +68,7 @@ struct GenerationReport {
 // (streamed, one line per turn, then one per trajectory), best.py and best.json to out_dir.
 // Fails only when it could not start (unreadable problem, bad templates, the judge died
 // describing the problem, an unwritable out_dir); model failures are in result.model_error.
-Result<GenerationReport> RunGeneration(SharedEvaluator& ev, model::ModelClient& client,
+Result<GenerationReport> RunGeneration(pipeline::Pipeline& engine, model::ModelClient& client,
                                        const GenerationRequest& req);
 
 // "sample 1 turn 2: incorrect  5/7 trials  reward -0.14  (model 3.1 s, verify 4.2 s)"

@@ -1,5 +1,6 @@
 #include "cli/mcp_tools.h"
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -69,16 +70,16 @@ std::string VerdictLine(const Verdict& v) {
 McpTools::McpTools(const McpFlags& f, const problems::Registry& registry)
     : f_(f), registry_(registry), options_(ToEvalOptions(f.eval)) {}
 
-Result<SharedEvaluator*> McpTools::Evaluator() {
-  if (!ev_) {
-    auto ev = eval::Evaluator::Create(options_);
-    if (!ev.ok()) {
-      return Status::Unavailable("kforge could not start its judge: " + ev.status().message() +
-                                 " (kforge doctor checks the set-up)");
+Result<pipeline::Pipeline*> McpTools::Engine() {
+  if (!engine_) {
+    auto engine = MakeGenerationEngine(options_);
+    if (!engine.ok()) {
+      return Status::Unavailable("kforge could not start its judge: " +
+                                 engine.status().message() + " (kforge doctor checks the set-up)");
     }
-    ev_ = std::make_unique<SharedEvaluator>(std::move(ev.value()));
+    engine_ = std::move(engine.value());
   }
-  return ev_.get();
+  return engine_.get();
 }
 
 std::string McpTools::Backend() const { return options_.backend; }
@@ -122,7 +123,7 @@ ToolResult McpTools::GetProblem(const json& a, const mcp::CallContext& ctx) {
   if (!r.ok()) return ToolResult::Error(r.status().message());
   mcp::ProgressReporter progress(ctx, 1);
   progress.Reach(0, "load " + r->problem->id + " in the judge");
-  auto ev = Evaluator();
+  auto ev = Engine();
   if (!ev.ok()) return ToolResult::Error(ev.status().message());
   auto facts = (*ev)->Describe(r->file);
   if (!facts.ok()) {
@@ -150,14 +151,20 @@ ToolResult McpTools::EvaluateKernel(const json& a, const mcp::CallContext& ctx) 
   if (!r.ok()) return ToolResult::Error(r.status().message());
   auto text = Candidate(a);
   if (!text.ok()) return ToolResult::Error(text.status().message());
-  auto ev = Evaluator();
+  auto ev = Engine();
   if (!ev.ok()) return ToolResult::Error(ev.status().message());
   // Three steps: extract and static rules, build (both in Prepare), execute and score.
   mcp::ProgressReporter progress(ctx, 3);
   progress.Reach(0, "extract, static, build");
-  Verdict v = (*ev)->Evaluate(r->file, *text, [&](const Verdict& so_far, bool final) {
-    progress.Reach(2, StageTimes(so_far) + (final ? "; scoring" : "; execute on " + Backend()));
+  std::atomic<bool> started{false};  // a build thread took it: not answered from the store
+  Verdict v = (*ev)->Evaluate({r->file, *text}, [&](pipeline::JobStage s, const Verdict& so_far) {
+    started = true;
+    // Built: the CPU stages are done; a final verdict (format, rules, compile) never gets here.
+    if (s == pipeline::JobStage::kBuilt) {
+      progress.Reach(2, StageTimes(so_far) + "; execute on " + Backend());
+    }
   });
+  if (!started) progress.Reach(2, "the verdict was stored: evaluated before with these settings");
   // A verdict is a result whatever its status; only kforge failing is a tool error.
   return {VerdictLine(v) + "\n" + v.feedback, ToJson(v), v.status == VerdictStatus::kInfraError};
 }
@@ -191,7 +198,7 @@ ToolResult McpTools::Generate(const json& a, const mcp::CallContext& ctx, bool o
   }
   auto client = MakeClient(ms, req.options.samples);
   if (!client.ok()) return ToolResult::Error(client.status().message());
-  auto ev = Evaluator();
+  auto ev = Engine();
   if (!ev.ok()) return ToolResult::Error(ev.status().message());
   // One step per turn (turn 0 verifies optimize's given candidate); samples that pass stop
   // early, so the total is an upper bound.

@@ -1,6 +1,7 @@
 // The tools of `kforge mcp` (list_problems, get_problem, evaluate_kernel, generate_kernel,
-// optimize_kernel) and the state they share: the registered problems and one Evaluator for
-// the session, started on first use. mcp_command.cc declares their schemas and serves them.
+// optimize_kernel) and the state they share: the registered problems and one engine (kforge's
+// pipeline) for the session, started on first use. mcp_command.cc declares their schemas and
+// serves them.
 //
 // Problems come only from the registry (--problems folders, read at start-up): a tool's
 // `problem` is a registered id, or a path that resolves to a registered problem's file; the
@@ -47,13 +48,13 @@ class McpTools {
     std::filesystem::path file;
   };
   Result<Resolved> Resolve(const nlohmann::json& a);
-  Result<SharedEvaluator*> Evaluator();
+  Result<pipeline::Pipeline*> Engine();  // started on first use
   std::string Backend() const;
 
   const McpFlags& f_;
   const problems::Registry& registry_;
   const eval::EvalOptions options_;
-  std::unique_ptr<SharedEvaluator> ev_;
+  std::unique_ptr<pipeline::Pipeline> engine_;
 };
 
 // "status: ok, reward 1.23, 5/5 correct trials, 2.10x vs eager": the first line of a verdict's

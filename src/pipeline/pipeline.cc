@@ -2,6 +2,7 @@
 
 #include <condition_variable>
 #include <deque>
+#include <future>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -20,20 +21,28 @@ double MsBetween(Clock::time_point a, Clock::time_point b) {
 class EvaluatorStagesImpl : public Stages {
  public:
   explicit EvaluatorStagesImpl(eval::Evaluator* ev) : ev_(ev) {}
+  explicit EvaluatorStagesImpl(std::unique_ptr<eval::Evaluator> ev)
+      : owned_(std::move(ev)), ev_(owned_.get()) {}
   int lanes() const override { return ev_->lanes(); }
   std::optional<Verdict> Lookup(const std::filesystem::path& problem,
                                 const std::string& text) override {
     return ev_->Lookup(problem, text);
   }
-  eval::Prepared Prepare(const std::filesystem::path& problem, const std::string& text) override {
-    return ev_->Prepare(problem, text);
+  eval::Prepared Prepare(const Job& job) override {
+    return ev_->Prepare(job.problem, job.text, job.problem_trusted);
   }
   Verdict Execute(eval::Prepared p, int lane) override { return ev_->Execute(std::move(p), lane); }
-  void Warm(const std::filesystem::path& problem, int lane) override {
-    (void)ev_->Warm(problem, lane);  // a failure shows again, as a verdict, in Execute
+  void Warm(const Job& job, int lane) override {
+    // A failure shows again, as a verdict, in Execute.
+    (void)ev_->Warm(job.problem, lane, job.problem_trusted);
+  }
+  Result<eval::Evaluator::ProblemFacts> Describe(const std::filesystem::path& problem,
+                                                 int lane) override {
+    return ev_->Describe(problem, lane);
   }
 
  private:
+  std::unique_ptr<eval::Evaluator> owned_;  // null when the caller keeps the Evaluator
   eval::Evaluator* ev_;
 };
 
@@ -42,6 +51,7 @@ struct Entry {
   Job job;
   std::string key;
   std::vector<DoneFn> waiters;
+  std::vector<StageFn> watchers;  // told where the job is (JobStage)
   bool retried = false;
 };
 
@@ -74,6 +84,9 @@ using EntryPtr = std::shared_ptr<Entry>;
 std::unique_ptr<Stages> EvaluatorStages(eval::Evaluator* ev) {
   return std::make_unique<EvaluatorStagesImpl>(ev);
 }
+std::unique_ptr<Stages> EvaluatorStages(std::unique_ptr<eval::Evaluator> ev) {
+  return std::make_unique<EvaluatorStagesImpl>(std::move(ev));
+}
 
 class Pipeline::Impl {
  public:
@@ -91,18 +104,19 @@ class Pipeline::Impl {
 
   ~Impl() { Close(); }
 
-  bool Submit(Job job, DoneFn done, bool may_block) {
+  bool Submit(Job job, DoneFn done, StageFn on_stage, bool may_block) {
     std::string key = job.problem.lexically_normal().string() + "\n" + Sha256Hex(job.text);
     std::unique_lock<std::mutex> lk(mu_);
     while (true) {
       if (closed_) return false;
       if (auto it = inflight_.find(key); it != inflight_.end()) {
         it->second->waiters.push_back(std::move(done));
+        if (on_stage) it->second->watchers.push_back(std::move(on_stage));
         ++submitted_;
         ++deduplicated_;
         return true;
       }
-      if (intake_.size() < opt_.queue_capacity) break;
+      if (intake_.size() < IntakeCapacity()) break;
       if (!may_block) return false;
       intake_space_.wait(lk);  // then look again: an identical job may have arrived meanwhile
     }
@@ -110,6 +124,7 @@ class Pipeline::Impl {
     e->job = std::move(job);
     e->key = key;
     e->waiters.push_back(std::move(done));
+    if (on_stage) e->watchers.push_back(std::move(on_stage));
     inflight_[key] = e;
     intake_.push_back(e);
     ++submitted_;
@@ -154,12 +169,29 @@ class Pipeline::Impl {
     joined_ = true;
   }
 
+  Result<eval::Evaluator::ProblemFacts> Describe(const std::filesystem::path& problem) {
+    if (opt_.sequential) return Status::Unavailable("a sequential pipeline has no lane threads");
+    auto done = std::make_shared<std::promise<Result<eval::Evaluator::ProblemFacts>>>();
+    auto result = done->get_future();
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      if (closed_) return Status::Unavailable("the pipeline is closed");
+      tasks_.push_back([this, problem, done](int lane) {
+        done->set_value(stages_->Describe(problem, lane));
+      });
+      ready_cv_.notify_one();
+    }
+    return result.get();
+  }
+
   Stats stats() const {
     std::lock_guard<std::mutex> lk(mu_);
     Stats s;
     s.intake_depth = intake_.size();
     s.ready_depth = ready_.size();
     s.in_flight = inflight_.size();
+    s.building = static_cast<size_t>(building_);
+    s.executing = static_cast<size_t>(executing_);
     s.submitted = submitted_;
     s.deduplicated = deduplicated_;
     s.done = done_;
@@ -200,7 +232,7 @@ class Pipeline::Impl {
       if (opt_.warm_lanes && !opt_.sequential) {
         std::lock_guard<std::mutex> lk(mu_);
         if (warm_seen_.insert(e->job.problem.lexically_normal().string()).second) {
-          warm_.push_back(e->job.problem);
+          warm_.push_back(Job{e->job.problem, "", e->job.problem_trusted});
           ready_cv_.notify_one();
         }
       }
@@ -208,8 +240,9 @@ class Pipeline::Impl {
         std::lock_guard<std::mutex> lk(mu_);
         ++building_;
       }
+      Notify(e, JobStage::kBuilding, Verdict{});
       auto t0 = Clock::now();
-      eval::Prepared p = stages_->Prepare(e->job.problem, e->job.text);
+      eval::Prepared p = stages_->Prepare(e->job);
       {
         std::lock_guard<std::mutex> lk(mu_);
         build_busy_ms_ += MsBetween(t0, Clock::now());
@@ -219,8 +252,10 @@ class Pipeline::Impl {
       if (p.final) {  // scored and stored without a lane (Evaluator's contract)
         Deliver(e, stages_->Execute(std::move(p), 0), false);
       } else if (opt_.sequential) {
+        Notify(e, JobStage::kExecuting, p.verdict);
         Deliver(e, TimedExecute(std::move(p), 0), false);
       } else {
+        Notify(e, JobStage::kBuilt, p.verdict);
         std::unique_lock<std::mutex> lk(mu_);
         ready_space_.wait(lk, [this] { return cancelled_ || ready_.size() < opt_.queue_capacity; });
         if (cancelled_) {  // built, but its lane turn will not come
@@ -244,11 +279,14 @@ class Pipeline::Impl {
   void ExecLoop(int lane) {
     while (true) {
       Ready r;
-      std::filesystem::path warm;
+      std::optional<Job> warm;
       EntryPtr again;
+      std::function<void(int)> task;
       {
         std::unique_lock<std::mutex> lk(mu_);
-        auto wake = [this] { return stopping_ || !ready_.empty() || !warm_.empty() || RetryDue(); };
+        auto wake = [this] {
+          return stopping_ || !tasks_.empty() || !ready_.empty() || !warm_.empty() || RetryDue();
+        };
         while (!wake()) {
           if (retry_.empty()) {
             ready_cv_.wait(lk);
@@ -256,14 +294,19 @@ class Pipeline::Impl {
             ready_cv_.wait_until(lk, retry_.front().second);
           }
         }
-        if (!ready_.empty()) {
+        if (!tasks_.empty()) {  // short and waited for by a caller: first
+          task = std::move(tasks_.front());
+          tasks_.pop_front();
+        } else if (!ready_.empty()) {
           r = std::move(ready_.front());
           ready_.pop_front();
           ready_space_.notify_one();
+          ++executing_;
         } else if (RetryDue()) {
           again = retry_.front().first;
           retry_.pop_front();
           ++retried_;
+          ++executing_;
         } else if (stopping_) {
           return;  // warm-ups not yet started are dropped: nothing needs them
         } else {
@@ -271,21 +314,32 @@ class Pipeline::Impl {
           warm_.pop_front();
         }
       }
+      if (task) {
+        auto t0 = Clock::now();
+        task(lane);
+        std::lock_guard<std::mutex> lk(mu_);
+        lane_busy_ms_[static_cast<size_t>(lane)] += MsBetween(t0, Clock::now());
+        continue;
+      }
       if (again) {
-        eval::Prepared p = stages_->Prepare(again->job.problem, again->job.text);  // cached
+        eval::Prepared p = stages_->Prepare(again->job);  // cached
+        Notify(again, JobStage::kExecuting, p.verdict);
         Verdict v = p.final ? stages_->Execute(std::move(p), lane) : TimedExecute(std::move(p), lane);
+        Executed();
         Deliver(again, v, false);
         continue;
       }
-      if (!warm.empty()) {
+      if (warm) {
         auto t0 = Clock::now();
-        stages_->Warm(warm, lane);
+        stages_->Warm(*warm, lane);
         std::lock_guard<std::mutex> lk(mu_);
         lane_busy_ms_[static_cast<size_t>(lane)] += MsBetween(t0, Clock::now());
         ++warmed_;
         continue;
       }
+      Notify(r.entry, JobStage::kExecuting, r.prepared.verdict);
       Verdict v = TimedExecute(std::move(r.prepared), lane);
+      Executed();
       if (opt_.retry_busy && !r.entry->retried && SpoiledByLoad(v)) {
         std::lock_guard<std::mutex> lk(mu_);
         r.entry->retried = true;
@@ -295,6 +349,25 @@ class Pipeline::Impl {
       }
       Deliver(r.entry, v, false);
     }
+  }
+
+  size_t IntakeCapacity() const {
+    return opt_.intake_capacity ? opt_.intake_capacity : opt_.queue_capacity;
+  }
+
+  void Executed() {
+    std::lock_guard<std::mutex> lk(mu_);
+    --executing_;
+  }
+
+  // Tells the job's watchers where it is; outside the lock, like Deliver.
+  void Notify(const EntryPtr& e, JobStage stage, const Verdict& so_far) {
+    std::vector<StageFn> watchers;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      watchers = e->watchers;
+    }
+    for (auto& w : watchers) w(stage, so_far);
   }
 
   Verdict TimedExecute(eval::Prepared p, int lane) {
@@ -332,9 +405,11 @@ class Pipeline::Impl {
   std::condition_variable intake_ready_, intake_space_, ready_cv_, ready_space_, idle_;
   std::deque<EntryPtr> intake_;
   std::deque<Ready> ready_;
-  std::deque<std::filesystem::path> warm_;  // problems to prepare on an idle lane
+  std::deque<Job> warm_;  // problems to prepare on an idle lane (text empty)
+  std::deque<std::function<void(int lane)>> tasks_;  // lane work for a caller (Describe)
   std::deque<std::pair<EntryPtr, Clock::time_point>> retry_;  // spoiled by load; retry by then
   int building_ = 0;                        // Prepare calls running
+  int executing_ = 0;                       // Execute calls running
   std::set<std::string> warm_seen_;         // every problem ever queued there
   std::map<std::string, EntryPtr> inflight_;
   size_t unfinished_ = 0;  // accepted distinct jobs whose callbacks have not all returned
@@ -352,11 +427,26 @@ Pipeline::Pipeline(std::unique_ptr<Stages> stages, PipelineOptions opt)
     : impl_(std::make_unique<Impl>(std::move(stages), opt)) {}
 Pipeline::~Pipeline() = default;
 
-bool Pipeline::Submit(Job job, DoneFn done) {
-  return impl_->Submit(std::move(job), std::move(done), true);
+bool Pipeline::Submit(Job job, DoneFn done, StageFn on_stage) {
+  return impl_->Submit(std::move(job), std::move(done), std::move(on_stage), true);
 }
-bool Pipeline::TrySubmit(Job job, DoneFn done) {
-  return impl_->Submit(std::move(job), std::move(done), false);
+bool Pipeline::TrySubmit(Job job, DoneFn done, StageFn on_stage) {
+  return impl_->Submit(std::move(job), std::move(done), std::move(on_stage), false);
+}
+Verdict Pipeline::Evaluate(Job job, StageFn on_stage) {
+  auto done = std::make_shared<std::promise<Verdict>>();
+  auto verdict = done->get_future();
+  Job copy = job;
+  if (!Submit(std::move(job), [done](const Verdict& v, bool) { done->set_value(v); },
+              std::move(on_stage))) {
+    Verdict v = CancelledVerdict(copy);
+    v.diagnostics[0].message = "not evaluated: the pipeline is closed";
+    return v;
+  }
+  return verdict.get();
+}
+Result<eval::Evaluator::ProblemFacts> Pipeline::Describe(const std::filesystem::path& problem) {
+  return impl_->Describe(problem);
 }
 void Pipeline::Close() { impl_->Close(); }
 void Pipeline::Cancel() { impl_->Cancel(); }

@@ -14,8 +14,10 @@
 // candidate text) that are in flight together are evaluated once; each caller gets the verdict.
 // With `reuse_stored`, a verdict already in the store is returned without any work.
 //
-// Used by `kforge bench`, which needs to know nothing about threads. (The reward service's
-// embedded engine, src/queue/local_engine.cc, has build and execute loops of its own.)
+// The one engine of kforge: `bench`, the reward service's embedded engine
+// (src/queue/local_engine.cc), `generate` and `mcp` all evaluate through it, none needing to
+// know about threads. Lane work that is not a candidate (describing a problem for a prompt)
+// goes through it too (Describe), so a lane never serves two callers at once.
 #pragma once
 
 #include <chrono>
@@ -36,7 +38,15 @@ namespace kf::pipeline {
 struct Job {
   std::filesystem::path problem;
   std::string text;  // the candidate: Python source or a raw model reply
+  // False: the problem's text came with a request; it runs only in a confined judge
+  // (eval::Prepared::problem_trusted). Not part of the job's identity.
+  bool problem_trusted = true;
 };
+
+// Where an accepted job is: a build thread took it, it is built and waits for a lane, or a
+// lane runs it. `so_far` is the verdict so far (its stages): empty while building.
+enum class JobStage { kBuilding, kBuilt, kExecuting };
+using StageFn = std::function<void(JobStage, const Verdict& so_far)>;
 
 // The diagnostic code of a verdict a job got because the pipeline was cancelled before it ran.
 inline constexpr const char* kCancelledCode = "cancelled";
@@ -52,6 +62,9 @@ struct PipelineOptions {
   // Bound of the intake queue, and of the ready queue between the stages. Small enough to
   // give backpressure, large enough that the lanes never wait while builds are done.
   size_t queue_capacity = 64;
+  // The intake's own bound when not 0: a service accepts all its admitted jobs at once (its
+  // own admission control answers 503) while builds still run only queue_capacity ahead.
+  size_t intake_capacity = 0;
   // Return stored verdicts (Evaluator::Lookup) instead of evaluating again.
   bool reuse_stored = true;
   // One job at a time, build then execute, on a single thread: the reference against which
@@ -76,19 +89,28 @@ class Stages {
   virtual int lanes() const = 0;
   virtual std::optional<Verdict> Lookup(const std::filesystem::path& problem,
                                         const std::string& text) = 0;
-  virtual eval::Prepared Prepare(const std::filesystem::path& problem, const std::string& text) = 0;
+  virtual eval::Prepared Prepare(const Job& job) = 0;
   virtual Verdict Execute(eval::Prepared p, int lane) = 0;
   // Optional per-problem preparation on a lane; failures are left for Execute to report.
-  virtual void Warm(const std::filesystem::path& problem, int lane) { (void)problem, (void)lane; }
+  virtual void Warm(const Job& job, int lane) { (void)job, (void)lane; }
+  // What the judge measured for a problem, on a lane (Pipeline::Describe).
+  virtual Result<eval::Evaluator::ProblemFacts> Describe(const std::filesystem::path& problem,
+                                                         int lane) {
+    (void)problem, (void)lane;
+    return Status::Unavailable("these stages describe no problem");
+  }
 };
 
-// The real stages: forwards to an Evaluator that the caller keeps alive.
+// The real stages: forwards to an Evaluator that the caller keeps alive, or that they own.
 std::unique_ptr<Stages> EvaluatorStages(eval::Evaluator* ev);
+std::unique_ptr<Stages> EvaluatorStages(std::unique_ptr<eval::Evaluator> ev);
 
 struct Stats {
   size_t intake_depth = 0;                  // jobs waiting for the build stage
   size_t ready_depth = 0;                   // built jobs waiting for a lane
   size_t in_flight = 0;                     // accepted distinct jobs not yet done
+  size_t building = 0;                      // of those, in a build thread's Prepare now
+  size_t executing = 0;                     // of those, on a lane now
   size_t submitted = 0;                     // accepted calls (a deduplicated call counts here)
   size_t deduplicated = 0;                  // calls that joined an identical job already in flight
   size_t done = 0;                          // distinct jobs finished (from_store included)
@@ -111,11 +133,17 @@ class Pipeline {
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;
 
-  // Accepts a job; blocks while the intake queue is full. False after Close.
-  bool Submit(Job job, DoneFn done);
+  // Accepts a job; blocks while the intake queue is full. False after Close. `on_stage`, when
+  // set, is told where the job is as it moves (on a pipeline thread, no pipeline lock held).
+  bool Submit(Job job, DoneFn done, StageFn on_stage = {});
   // Never blocks: false when the intake queue is full or after Close. A job identical to one
   // in flight is always accepted (it adds no work).
-  bool TrySubmit(Job job, DoneFn done);
+  bool TrySubmit(Job job, DoneFn done, StageFn on_stage = {});
+  // Submit, then wait for the verdict (infra_error if the pipeline is closed).
+  Verdict Evaluate(Job job, StageFn on_stage = {});
+  // The facts of a problem for a prompt (Evaluator::Describe), on the first lane that is free:
+  // lane work is never concurrent with a candidate's. Not in sequential mode (kUnavailable).
+  Result<eval::Evaluator::ProblemFacts> Describe(const std::filesystem::path& problem);
   // No more jobs; returns when every accepted job is done. Idempotent, thread-safe.
   void Close();
   // Stops early (a time limit, ^C): refuses new jobs as Close does, and every accepted job not

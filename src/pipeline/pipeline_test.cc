@@ -41,6 +41,8 @@ struct FakeStages : Stages {
   std::atomic<int> prepares{0}, executes{0}, lookups{0};
   std::atomic<int> active{0}, max_active{0};  // Prepare + Execute running at once
   std::function<void(const std::string&)> on_prepare, on_execute;
+  std::vector<bool> trusted;  // Prepare's job.problem_trusted, in call order
+  std::atomic<int> in_execute{0}, describe_beside_execute{0};
   std::mutex mu;
   std::set<int> lanes_used;
 
@@ -52,7 +54,13 @@ struct FakeStages : Stages {
     v.status = VerdictStatus::kOk;
     return v;
   }
-  eval::Prepared Prepare(const std::filesystem::path& problem, const std::string& text) override {
+  eval::Prepared Prepare(const Job& job) override {
+    const std::filesystem::path& problem = job.problem;
+    const std::string& text = job.text;
+    {
+      std::lock_guard<std::mutex> g(mu);
+      trusted.push_back(job.problem_trusted);
+    }
     Enter();
     ++prepares;
     if (on_prepare) on_prepare(text);
@@ -69,6 +77,7 @@ struct FakeStages : Stages {
   Verdict Execute(eval::Prepared p, int lane) override {
     if (p.final) return p.verdict;
     Enter();
+    ++in_execute;
     ++executes;
     {
       std::lock_guard<std::mutex> g(mu);
@@ -90,6 +99,7 @@ struct FakeStages : Stages {
       d.code = execute::kBusyCode;
       v.diagnostics.push_back(d);
     }
+    --in_execute;
     Leave();
     return v;
   }
@@ -99,9 +109,18 @@ struct FakeStages : Stages {
     return executions[text];
   }
   std::vector<std::string> warms;  // problems, in the order Warm was called
-  void Warm(const std::filesystem::path& problem, int) override {
+  void Warm(const Job& job, int) override {
     std::lock_guard<std::mutex> g(mu);
-    warms.push_back(problem.string());
+    warms.push_back(job.problem.string());
+  }
+  Result<eval::Evaluator::ProblemFacts> Describe(const std::filesystem::path& problem,
+                                                 int lane) override {
+    if (in_execute.load() > 0) ++describe_beside_execute;
+    eval::Evaluator::ProblemFacts f;
+    f.device = problem.string() + "@lane" + std::to_string(lane);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (in_execute.load() > 0) ++describe_beside_execute;
+    return f;
   }
   std::vector<std::string> Warms() {
     std::lock_guard<std::mutex> g(mu);
@@ -244,6 +263,63 @@ TEST(Pipeline, CancelEndsWaitingJobsAndLetsRunningOnesFinish) {
   EXPECT_EQ(got.size(), 4u);
   EXPECT_EQ(f->Executions("second"), 0);
   EXPECT_EQ(f->prepares.load(), 2);
+}
+
+// Where a job is, as the reward service reports it: building, then built (with the stages so
+// far), then on a lane; a job answered by a final build verdict never reaches a lane.
+TEST(Pipeline, WatchersSeeEveryStageInOrder) {
+  auto fake = std::make_unique<FakeStages>();
+  Pipeline p(std::move(fake), {.build_threads = 1, .queue_capacity = 4, .warm_lanes = false});
+  std::mutex mu;
+  std::map<std::string, std::vector<JobStage>> seen;
+  auto watch = [&](std::string text) {
+    return [&, text](JobStage s, const Verdict&) {
+      std::lock_guard<std::mutex> g(mu);
+      seen[text].push_back(s);
+    };
+  };
+  Collector c;
+  ASSERT_TRUE(p.Submit({"p.py", "good"}, c.Fn(), watch("good")));
+  ASSERT_TRUE(p.Submit({"p.py", "bad"}, c.Fn(), watch("bad")));
+  p.Close();
+  using S = JobStage;
+  EXPECT_EQ(seen["good"], (std::vector<JobStage>{S::kBuilding, S::kBuilt, S::kExecuting}));
+  EXPECT_EQ(seen["bad"], (std::vector<JobStage>{S::kBuilding}));
+}
+
+// Describe runs on a lane, never beside a candidate's execution on it, and Evaluate waits for
+// one verdict: what generate and mcp need from the one engine.
+TEST(Pipeline, DescribeAndEvaluateShareTheLane) {
+  auto fake = std::make_unique<FakeStages>();
+  FakeStages* f = fake.get();
+  f->on_execute = [](const std::string&) { std::this_thread::sleep_for(20ms); };
+  Pipeline p(std::move(fake), {.build_threads = 4, .queue_capacity = 8, .warm_lanes = false});
+  std::vector<std::future<Verdict>> verdicts;
+  for (int i = 0; i < 6; ++i) {
+    verdicts.push_back(std::async(std::launch::async, [&p, i] {
+      return p.Evaluate({"p.py", "good" + std::to_string(i)});
+    }));
+  }
+  for (int i = 0; i < 3; ++i) {
+    auto facts = p.Describe("q.py");
+    ASSERT_TRUE(facts.ok()) << facts.status().message();
+    EXPECT_EQ(facts->device, "q.py@lane0");
+  }
+  for (auto& v : verdicts) EXPECT_EQ(v.get().status, VerdictStatus::kOk);
+  p.Close();
+  EXPECT_EQ(f->executes.load(), 6);
+  EXPECT_EQ(f->describe_beside_execute.load(), 0);
+  EXPECT_EQ(p.Evaluate({"p.py", "late"}).status, VerdictStatus::kInfraError);  // closed
+}
+
+TEST(Pipeline, TrustReachesPrepareAndIsNotPartOfTheJob) {
+  auto fake = std::make_unique<FakeStages>();
+  FakeStages* f = fake.get();
+  Pipeline p(std::move(fake), {.build_threads = 1, .warm_lanes = false});
+  EXPECT_EQ(p.Evaluate({"p.py", "a", /*problem_trusted=*/false}).status, VerdictStatus::kOk);
+  EXPECT_EQ(p.Evaluate({"p.py", "b"}).status, VerdictStatus::kOk);
+  p.Close();
+  EXPECT_EQ(f->trusted, (std::vector<bool>{false, true}));
 }
 
 TEST(Pipeline, BuildsOverlapExecutionOfEarlierJobs) {

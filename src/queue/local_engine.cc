@@ -1,10 +1,12 @@
-// The in-process engine behind `kforge serve` without --redis.
+// The in-process engine behind `kforge serve` without --redis: jobs of the reward service on
+// kf::pipeline::Pipeline, the one engine (bounded queues, warm lanes, the retry of timings the
+// machine's load spoiled). This file keeps only what the service adds: job ids and states,
+// admission control, and the answers of jobs done in this process.
 #include <condition_variable>
-#include <deque>
 #include <map>
 #include <mutex>
-#include <thread>
 
+#include "pipeline/pipeline.h"
 #include "queue/engine.h"
 
 namespace kf::queue {
@@ -16,20 +18,16 @@ constexpr size_t kMaxRemembered = 200'000;
 class LocalEngine : public Engine {
  public:
   LocalEngine(LocalEngineOptions opt, std::unique_ptr<eval::Evaluator> ev)
-      : opt_(std::move(opt)), ev_(std::move(ev)) {
-    int builders = std::max(1, opt_.eval.build_workers);
-    for (int i = 0; i < builders; ++i) threads_.emplace_back([this] { BuildLoop(); });
-    for (int i = 0; i < ev_->lanes(); ++i) threads_.emplace_back([this, i] { ExecLoop(i); });
-  }
+      : opt_(std::move(opt)),
+        lanes_(ev->lanes()),
+        ev_(ev.get()),
+        pipeline_(pipeline::EvaluatorStages(std::move(ev)), PipelineOptionsFor(opt_, lanes_)) {}
 
+  // Jobs in hand are finished; queued ones end infra_error "cancelled" (never stored: their
+  // clients resubmit the same ids to the next process).
   ~LocalEngine() override {
-    {
-      std::lock_guard<std::mutex> g(mu_);
-      quit_ = true;
-    }
-    work_cv_.notify_all();
-    done_cv_.notify_all();
-    for (auto& t : threads_) t.join();
+    pipeline_.Cancel();
+    pipeline_.Close();
   }
 
   const char* Name() const override { return "embedded"; }
@@ -43,13 +41,18 @@ class LocalEngine : public Engine {
       }
     }
     // Outside the lock: SQLite may wait. The store's key covers the evaluator's settings and
-    // environment too (eval::VerdictKey), so only a verdict made exactly so comes back.
-    std::optional<Verdict> stored;
+    // environment too (eval::VerdictKey), so only a verdict made exactly so comes back, and a
+    // stored one is answered at once.
     auto path =
         MaterializeProblem(opt_.eval.cache_dir, job.problem_id, job.problem_hash, job.problem_text);
+    std::optional<Verdict> stored;
     if (path.ok()) stored = ev_->Lookup(*path, job.candidate);
     std::lock_guard<std::mutex> g(mu_);
     if (auto v = ViewLocked(job.id); v.state != JobView::State::kUnknown) return v;
+    if (!path.ok()) {
+      Remember(job.id, InfraResult(job, path.status().message(), "embedded", 1));
+      return ViewLocked(job.id);
+    }
     if (stored) {
       Remember(job.id, JobResult{*stored, "store", 0});
       return ViewLocked(job.id);
@@ -58,11 +61,19 @@ class LocalEngine : public Engine {
       return Status::Unavailable("the evaluation queue is full (" + std::to_string(in_flight_) +
                                  " jobs in flight)");
     }
-    jobs_[job.id] = Entry{JobView::State::kQueued, std::nullopt};
+    const std::string id = job.id;
+    jobs_[id] = Entry{JobView::State::kQueued, std::nullopt};
     ++in_flight_;
-    build_q_.push_back(job);
-    work_cv_.notify_all();
-    return ViewLocked(job.id);
+    // Under mu_: the callbacks, on pipeline threads, wait for it, so they see the entry.
+    if (!pipeline_.TrySubmit(
+            pipeline::Job{*path, job.candidate, job.problem_trusted},
+            [this, id](const Verdict& v, bool) { Finish(id, v); },
+            [this, id](pipeline::JobStage s, const Verdict&) { Moved(id, s); })) {
+      jobs_.erase(id);
+      --in_flight_;
+      return Status::Unavailable("the evaluation queue is full (the service is stopping)");
+    }
+    return ViewLocked(id);
   }
 
   // Jobs of this process only: a job id names no store entry (the store's key also covers the
@@ -74,24 +85,21 @@ class LocalEngine : public Engine {
 
   Result<JobView> Wait(const std::string& id, std::chrono::milliseconds timeout) override {
     std::unique_lock<std::mutex> lk(mu_);
-    if (jobs_.count(id) == 0) {
-      lk.unlock();
-      return Get(id);
-    }
     done_cv_.wait_for(lk, timeout, [&] {
       auto it = jobs_.find(id);
-      return quit_ || it == jobs_.end() || it->second.result.has_value();
+      return it == jobs_.end() || it->second.result.has_value();
     });
     return ViewLocked(id);
   }
 
   Result<EngineStats> Stats() override {
+    pipeline::Stats ps = pipeline_.stats();
     std::lock_guard<std::mutex> g(mu_);
     EngineStats s = stats_;
-    s.queue_depth["build"] = static_cast<long long>(build_q_.size()) + building_;
-    s.queue_depth["gpu"] = static_cast<long long>(exec_q_.size()) + executing_;
+    s.queue_depth["build"] = static_cast<long long>(ps.intake_depth + ps.building);
+    s.queue_depth["gpu"] = static_cast<long long>(ps.ready_depth + ps.executing);
     s.workers["build"] = std::max(1, opt_.eval.build_workers);
-    s.workers["gpu"] = ev_->lanes();
+    s.workers["gpu"] = lanes_;
     s.in_flight = in_flight_;
     s.capacity = opt_.max_in_flight;
     return s;
@@ -102,6 +110,17 @@ class LocalEngine : public Engine {
     JobView::State state = JobView::State::kQueued;  // kQueued, kRunning or kDone
     std::optional<JobResult> result;                 // kDone
   };
+
+  static pipeline::PipelineOptions PipelineOptionsFor(const LocalEngineOptions& o, int lanes) {
+    pipeline::PipelineOptions po;
+    po.build_threads = std::max(1, o.eval.build_workers);
+    // Every admitted job is accepted at once (admission is max_in_flight, in Submit); builds
+    // run only a few candidates ahead of the lanes, as in bench.
+    po.intake_capacity = static_cast<size_t>(std::max<long long>(1, o.max_in_flight));
+    po.queue_capacity = static_cast<size_t>(4 * (po.build_threads + std::max(1, lanes)));
+    po.reuse_stored = false;  // Submit looked the store up already
+    return po;
+  }
 
   JobView ViewLocked(const std::string& id) {
     JobView v;
@@ -123,9 +142,13 @@ class LocalEngine : public Engine {
     e.result = std::move(r);
   }
 
-  // A stage took the job (kRunning) or handed it to the next queue (kQueued).
-  void SetStateLocked(const std::string& id, JobView::State s) {
-    if (auto it = jobs_.find(id); it != jobs_.end() && !it->second.result) it->second.state = s;
+  // A build thread or a lane took the job (kRunning), or it is built and waits for a lane.
+  void Moved(const std::string& id, pipeline::JobStage s) {
+    std::lock_guard<std::mutex> g(mu_);
+    auto it = jobs_.find(id);
+    if (it == jobs_.end() || it->second.result) return;
+    it->second.state =
+        s == pipeline::JobStage::kBuilt ? JobView::State::kQueued : JobView::State::kRunning;
   }
 
   void Finish(const std::string& id, const Verdict& v) {
@@ -136,77 +159,15 @@ class LocalEngine : public Engine {
     done_cv_.notify_all();
   }
 
-  void BuildLoop() {
-    for (;;) {
-      JobSpec job;
-      {
-        std::unique_lock<std::mutex> lk(mu_);
-        work_cv_.wait(lk, [&] { return quit_ || !build_q_.empty(); });
-        if (quit_) return;
-        job = std::move(build_q_.front());
-        build_q_.pop_front();
-        ++building_;
-        SetStateLocked(job.id, JobView::State::kRunning);
-      }
-      auto path = MaterializeProblem(opt_.eval.cache_dir, job.problem_id, job.problem_hash,
-                                     job.problem_text);
-      std::optional<Verdict> final_verdict;
-      std::optional<eval::Prepared> prepared;
-      if (!path.ok()) {
-        final_verdict = InfraResult(job, path.status().message(), "embedded", 1).verdict;
-      } else {
-        eval::Prepared p = ev_->Prepare(*path, job.candidate, job.problem_trusted);
-        if (p.final)
-          final_verdict = ev_->Execute(std::move(p), 0);  // scores, no lane used
-        else
-          prepared = std::move(p);
-      }
-      {
-        std::lock_guard<std::mutex> g(mu_);
-        --building_;
-        if (prepared) {
-          SetStateLocked(job.id, JobView::State::kQueued);  // built; waits for a lane
-          exec_q_.emplace_back(job.id, std::move(*prepared));
-          work_cv_.notify_all();
-        }
-      }
-      if (final_verdict) Finish(job.id, *final_verdict);
-    }
-  }
-
-  void ExecLoop(int lane) {
-    for (;;) {
-      std::pair<std::string, eval::Prepared> item;
-      {
-        std::unique_lock<std::mutex> lk(mu_);
-        work_cv_.wait(lk, [&] { return quit_ || !exec_q_.empty(); });
-        if (quit_) return;
-        item = std::move(exec_q_.front());
-        exec_q_.pop_front();
-        ++executing_;
-        SetStateLocked(item.first, JobView::State::kRunning);
-      }
-      Verdict v = ev_->Execute(std::move(item.second), lane);
-      {
-        std::lock_guard<std::mutex> g(mu_);
-        --executing_;
-      }
-      Finish(item.first, v);
-    }
-  }
-
   LocalEngineOptions opt_;
-  std::unique_ptr<eval::Evaluator> ev_;
+  const int lanes_;
+  eval::Evaluator* ev_;  // owned by pipeline_'s stages; Lookup is thread-safe
   std::mutex mu_;
-  std::condition_variable work_cv_;  // build_q_ or exec_q_ gained an item, or quit_
-  std::condition_variable done_cv_;  // a job finished
-  std::deque<JobSpec> build_q_;      // guarded by mu_
-  std::deque<std::pair<std::string, eval::Prepared>> exec_q_;  // guarded by mu_
-  std::map<std::string, Entry> jobs_;                          // guarded by mu_
-  long long in_flight_ = 0, building_ = 0, executing_ = 0;     // guarded by mu_
-  EngineStats stats_;                                          // guarded by mu_
-  bool quit_ = false;                                          // guarded by mu_
-  std::vector<std::thread> threads_;
+  std::condition_variable done_cv_;     // a job finished
+  std::map<std::string, Entry> jobs_;   // guarded by mu_
+  long long in_flight_ = 0;             // guarded by mu_
+  EngineStats stats_;                   // guarded by mu_
+  pipeline::Pipeline pipeline_;         // last: its threads call back into the members above
 };
 
 }  // namespace

@@ -9,6 +9,7 @@ import sys
 import tempfile
 import threading
 import unittest
+import uuid
 
 sys.path.insert(0, os.path.dirname(__file__))
 from common import CORRECT, EVAL_FLAGS, KFORGE, PROBLEM, ROOT, WRONG, reply  # noqa: E402
@@ -177,8 +178,10 @@ class McpSessionTest(McpCase):
         self.assertEqual(result["structuredContent"]["inputs"][0]["shape"], [256, 16384])
 
         # evaluate_kernel with a progress token: the stages as they pass, then the verdict,
-        # with its reward in the text and the verdict JSON as structuredContent.
-        result, notes = s.call("evaluate_kernel", {"problem": "level1/relu", "candidate": CORRECT},
+        # with its reward in the text and the verdict JSON as structuredContent. A new text
+        # (a nonce comment), so it is evaluated and not answered from the store.
+        fresh = CORRECT + "\n# nonce %s\n" % uuid.uuid4().hex
+        result, notes = s.call("evaluate_kernel", {"problem": "level1/relu", "candidate": fresh},
                                token="eval-1")
         self.assertFalse(result["isError"], result)
         verdict = result["structuredContent"]
@@ -191,6 +194,11 @@ class McpSessionTest(McpCase):
         messages = self.assertProgress(notes, "eval-1", 3)
         self.assertTrue(messages[0].startswith("extract"), messages)
         self.assertTrue(any("execute on cpu" in m for m in messages), messages)
+        # Again: the stored verdict, at once, and the progress says where it came from.
+        again, notes = s.call("evaluate_kernel", {"problem": "level1/relu", "candidate": fresh},
+                              token="eval-2")
+        self.assertEqual(again["structuredContent"], verdict)
+        self.assertTrue(any("stored" in m for m in self.assertProgress(notes, "eval-2", 3)), notes)
 
         # The same without a token: no notification at all (s.call checks), same verdict.
         result, _ = s.call("evaluate_kernel", {"problem": PROBLEM, "candidate": WRONG})
