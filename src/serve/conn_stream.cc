@@ -34,7 +34,9 @@ ConnStream::ConnStream(int fd, std::string buffered, GateClock::time_point deadl
 
 bool ConnStream::WaitFor(short events, GateClock::time_point until) const {
   for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - GateClock::now());
+    // Rounded up: truncated, 0.9 ms left became 0 and the wait ended before `until`, so a
+    // stalled body was answered 400 instead of 408 (seen under load in test_front).
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(until - GateClock::now());
     if (left.count() <= 0) return false;
     pollfd p{fd_, events, 0};
     int r = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1'000'000)));
