@@ -43,23 +43,6 @@ struct BenchFlags {
   EvalFlags eval;
 };
 
-// The GPUs a CUDA bench uses by default: those CUDA_VISIBLE_DEVICES names, else /dev/nvidiaN.
-std::vector<int> DefaultDevices(const std::string& backend) {
-  int n = 1;
-  if (backend == "cuda") {
-    const char* vis = getenv("CUDA_VISIBLE_DEVICES");
-    if (vis && *vis) {
-      n = 1;
-      for (const char* c = vis; *c; ++c) n += *c == ',' ? 1 : 0;
-    } else {
-      n = std::max(eval::GpuDeviceNodes(), 1);
-    }
-  }
-  std::vector<int> d;
-  for (int i = 0; i < n; ++i) d.push_back(i);
-  return d;
-}
-
 std::string NowUtc() {
   std::time_t t = std::time(nullptr);
   char buf[32];
@@ -145,7 +128,6 @@ int RunBench(const BenchFlags& f) {
   }
 
   eval::EvalOptions opt = ToEvalOptions(f.eval);
-  if (opt.devices.empty()) opt.devices = DefaultDevices(opt.backend);
   auto ev = eval::Evaluator::Create(opt);
   if (!ev.ok()) {
     std::cerr << "kforge bench: " << ev.status().message() << "\n";
@@ -316,19 +298,8 @@ Command BenchCommand() {
         app->add_option("--out", f->out, "where the reports go (default: results)");
         app->add_option("--k", f->k, "k of Pass@k and Avg@k (default 1)")
             ->check(CLI::Range(1, 100000));
-        app->add_option("--backend", f->eval.backend,
-                        "cuda or cpu (default: cuda where a GPU is visible)")
-            ->check(CLI::IsMember({"cuda", "cpu"}));
-        app->add_option("--devices", f->eval.devices,
-                        "GPU indices, one lane each, e.g. 0,1,2,3 (default: every visible GPU; "
-                        "one lane on cpu)")
-            ->delimiter(',');
-        app->add_option("--python", f->eval.python, "Python interpreter with PyTorch");
-        app->add_option("--cache", f->eval.cache_dir, "cache folder: artifacts and the store");
         app->add_option("--build-threads", f->build_threads,
                         "threads of the build stage (default: one per core)");
-        app->add_option("--build-workers", f->eval.build_workers,
-                        "concurrent compiles (default: one per core)");
         app->add_option("--queue", f->queue,
                         "bound of the pipeline's queues (default 4 x threads)");
         app->add_flag("--sequential", f->sequential,
@@ -337,8 +308,8 @@ Command BenchCommand() {
                       "lanes wait for built candidates instead of loading problems and timing "
                       "baselines ahead (for comparison)");
         app->add_flag("--no-reuse", f->no_reuse, "evaluate again even when a verdict is stored");
-        app->add_option("--seed", f->eval.seed, "secret seed (default: fresh from the OS)");
-        AddVerdictFlags(app, &f->eval);
+        AddEvalFlags(app, &f->eval, Lanes::kMany);
+        AddTrialSeedFlag(app, &f->eval);
         app->add_option("--time-limit-s", f->time_limit_s,
                         "stop after this many seconds: running evaluations finish, the rest "
                         "is left for a rerun (stored verdicts make it resume); also on ^C")

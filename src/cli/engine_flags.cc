@@ -16,20 +16,6 @@ void OnSignal(int sig) {
 }
 }  // namespace
 
-void AddEngineFlags(CLI::App* app, EvalFlags* f) {
-  app->add_option("--backend", f->backend, "cuda or cpu (default: cuda where a GPU is visible)")
-      ->check(CLI::IsMember({"cuda", "cpu"}));
-  app->add_option("--python", f->python, "Python interpreter with PyTorch");
-  app->add_option("--cache", f->cache_dir,
-                  "cache folder: artifacts, store, problems sent with jobs (default: "
-                  "~/.cache/kforge); share it between workers to build each extension once");
-  app->add_option("--build-workers", f->build_workers, "concurrent compiles (default: cores)");
-  app->add_option("--devices", f->devices,
-                  "GPU indices I,J,..., one execution lane each (default: 0)")
-      ->delimiter(',');
-  AddVerdictFlags(app, f);
-}
-
 void AddRedisPasswordFlag(CLI::App* app, RedisFlags* f) {
   app->add_option("--redis-password-env", f->password_env,
                   "environment variable holding the Redis password (keeps it off the command "

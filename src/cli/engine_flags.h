@@ -1,5 +1,5 @@
-// Flags shared by `kforge serve` and `kforge worker`: how candidates are evaluated, and how
-// to reach Redis.
+// Flags shared by `kforge serve` and `kforge worker` besides the evaluation flags
+// (cli/eval_flags.h): how to reach Redis, and stopping on signals.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -10,8 +10,6 @@
 #include "queue/redis_url.h"
 
 namespace kf::cli {
-
-void AddEngineFlags(CLI::App* app, EvalFlags* f);
 
 struct RedisFlags {
   std::string url;           // --redis

@@ -92,19 +92,9 @@ Command EvalCommand() {
                             "candidate file or model reply ('-' reads standard input); repeat "
                             "to evaluate several in one lane")
                 ->required();
-            app->add_option("--backend", f->eval.backend,
-                            "cuda or cpu (default: cuda where a GPU is visible)")
-                ->check(CLI::IsMember({"cuda", "cpu"}));
-            app->add_option("--python", f->eval.python,
-                            "Python interpreter with PyTorch (default: $KFORGE_PYTHON, python3, "
-                            "/usr/bin/python3)");
             app->add_flag("--json", f->json, "print only the verdict JSON");
-            app->add_option("--seed", f->eval.seed, "secret seed (default: fresh from the OS)");
-            AddVerdictFlags(app, &f->eval);
-            app->add_option("--device", f->eval.device, "GPU index")->check(CLI::NonNegativeNumber);
-            app->add_option("--build-workers", f->eval.build_workers,
-                            "concurrent compiles (default: one per core)");
-            app->add_option("--cache", f->eval.cache_dir, "cache folder (default: ~/.cache/kforge)");
+            AddEvalFlags(app, &f->eval, Lanes::kOne);
+            AddTrialSeedFlag(app, &f->eval);
             return [f] { return RunEval(*f); };
           }};
 }

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 
 namespace kf::cli {
@@ -17,6 +18,7 @@ eval::EvalOptions ToEvalOptions(const EvalFlags& f) {
   opt.backend = f.backend.empty() ? eval::DefaultBackend() : f.backend;
   opt.device_index = f.device;
   opt.devices = f.devices;
+  if (f.many_lanes && opt.devices.empty()) opt.devices = DefaultDevices(opt.backend);
   opt.python = f.python.empty() ? eval::DefaultPython() : f.python;
   // Absolute: the build worker and the compiler wrappers it writes run in other folders (a
   // relative --cache made every build fail, and that failure was cached as the candidate's).
@@ -39,6 +41,54 @@ eval::EvalOptions ToEvalOptions(const EvalFlags& f) {
   // list it cannot read.
   (void)eval::LoadPolicy(&opt);
   return opt;
+}
+
+std::vector<int> DefaultDevices(const std::string& backend) {
+  int n = 1;
+  if (backend == "cuda") {
+    const char* vis = getenv("CUDA_VISIBLE_DEVICES");
+    if (vis && *vis) {
+      n = 1;
+      for (const char* c = vis; *c; ++c) n += *c == ',' ? 1 : 0;
+    } else {
+      n = std::max(eval::GpuDeviceNodes(), 1);
+    }
+  }
+  std::vector<int> d;
+  for (int i = 0; i < n; ++i) d.push_back(i);
+  return d;
+}
+
+void AddEvalFlags(CLI::App* app, EvalFlags* f, Lanes lanes) {
+  app->add_option("--backend", f->backend, "cuda or cpu (default: cuda where a GPU is visible)")
+      ->check(CLI::IsMember({"cuda", "cpu"}));
+  app->add_option("--python", f->python,
+                  "Python interpreter with PyTorch (default: $KFORGE_PYTHON, python3, "
+                  "/usr/bin/python3: the first that has torch)");
+  app->add_option("--cache", f->cache_dir,
+                  "cache folder: artifacts, the store, problems sent with jobs (default: "
+                  "$KFORGE_CACHE or ~/.cache/kforge); share it between workers to build each "
+                  "extension once");
+  app->add_option("--build-workers", f->build_workers,
+                  "concurrent compiles (default: one per core)")
+      ->check(CLI::PositiveNumber);
+  if (lanes == Lanes::kOne) {
+    app->add_option("--device", f->device, "GPU index (default 0)")
+        ->check(CLI::NonNegativeNumber);
+  } else {
+    f->many_lanes = true;
+    app->add_option("--devices", f->devices,
+                    "GPU indices I,J,..., one execution lane each (default: every visible GPU; "
+                    "one lane on cpu)")
+        ->delimiter(',');
+  }
+  AddVerdictFlags(app, f);
+}
+
+void AddTrialSeedFlag(CLI::App* app, EvalFlags* f) {
+  app->add_option("--seed", f->seed,
+                  "secret seed of the trials (default: fresh from the OS; fix it to reproduce "
+                  "a run)");
 }
 
 void AddVerdictFlags(CLI::App* app, EvalFlags* f) {

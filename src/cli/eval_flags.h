@@ -1,6 +1,6 @@
-// What every command that evaluates candidates (eval, bench, serve, worker, generate, mcp) reads
-// from its flags, and the one conversion into eval::EvalOptions. Each command declares the flags
-// it offers itself (the help texts and which of --device/--devices differ per command).
+// What every command that evaluates candidates (eval, bench, feasibility, serve, worker,
+// generate, mcp) reads from its flags: declared here once, with one help text each
+// (AddEvalFlags), and turned into eval::EvalOptions by one function (ToEvalOptions).
 #pragma once
 
 #include <cstdint>
@@ -14,6 +14,7 @@
 namespace kf::cli {
 
 struct EvalFlags {
+  bool many_lanes = false;  // set by AddEvalFlags: --devices, every visible GPU by default
   std::string backend;    // "" : cuda where a GPU is visible, else cpu
   std::string python;     // "" : eval::DefaultPython()
   std::string cache_dir;  // "" : eval::DefaultCacheDir()
@@ -21,7 +22,7 @@ struct EvalFlags {
   std::vector<int> devices;   // one lane per GPU index
   int build_workers = 0;      // 0: one per core
   int trials = 5;
-  uint64_t seed = 0;          // 0: fresh from the OS
+  uint64_t seed = 0;          // 0: fresh from the OS (--seed: eval, bench, feasibility only)
   double atol = -1, rtol = -1;  // float32 tolerances; negative: the judge's (1e-4)
   bool no_baselines = false;
   double timing_budget_ms = 2000;
@@ -34,9 +35,22 @@ struct EvalFlags {
 
 eval::EvalOptions ToEvalOptions(const EvalFlags& f);
 
+// How many execution lanes a command offers: one GPU (`--device I`: eval, feasibility,
+// generate, mcp) or one lane per GPU (`--devices I,J`: bench, serve, worker; default every GPU
+// CUDA_VISIBLE_DEVICES or /dev/nvidiaN shows).
+enum class Lanes { kOne, kMany };
+// Where and how candidates are evaluated: --backend --python --cache --build-workers,
+// --device or --devices, and the verdict flags below.
+void AddEvalFlags(CLI::App* app, EvalFlags* f, Lanes lanes);
+// --seed, the secret seed of the trials: only for commands a user runs to reproduce a verdict
+// (eval, bench, feasibility). A service never takes one: fixed trial inputs could be learned.
+void AddTrialSeedFlag(CLI::App* app, EvalFlags* f);
+// The GPUs used when --devices is not given: those CUDA_VISIBLE_DEVICES names, else every
+// /dev/nvidiaN (one lane on cpu).
+std::vector<int> DefaultDevices(const std::string& backend);
+
 // The flags that shape a verdict (trials, tolerances, baselines, timing, timeouts, libraries),
-// with one help text each, for every command that evaluates. --seed is the caller's: in
-// `generate` and `mcp` it seeds the model's sampling.
+// part of AddEvalFlags.
 void AddVerdictFlags(CLI::App* app, EvalFlags* f);
 // The part of those that decides what is legal (--allow-libraries, --policy, --allowlist), for
 // commands that only check (kforge check).

@@ -123,14 +123,8 @@ Command FeasibilityCommand() {
                             "JSON Lines of results, appended; problems already there are kept "
                             "(default feasibility.jsonl)");
             app->add_flag("--json", f->json, "print one JSON line per problem");
-            app->add_option("--backend", f->eval.backend,
-                            "cuda or cpu (default: cuda where a GPU is visible)")
-                ->check(CLI::IsMember({"cuda", "cpu"}));
-            app->add_option("--python", f->eval.python, "Python interpreter with PyTorch");
-            app->add_option("--cache", f->eval.cache_dir, "cache folder (default: ~/.cache/kforge)");
-            app->add_option("--device", f->eval.device, "GPU index")->check(CLI::NonNegativeNumber);
-            app->add_option("--seed", f->eval.seed, "secret seed (default: fresh from the OS)");
-            AddVerdictFlags(app, &f->eval);
+            AddEvalFlags(app, &f->eval, Lanes::kOne);
+            AddTrialSeedFlag(app, &f->eval);
             return [f] { return RunFeasibility(*f); };
           }};
 }

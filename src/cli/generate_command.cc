@@ -112,7 +112,7 @@ Command GenerateCommand() {
         AddModelFlags(app, &f->model);
         app->get_option("--model-url")->required();
         app->get_option("--model")->required();
-        AddEvalFlags(app, &f->eval);
+        AddEvalFlags(app, &f->eval, Lanes::kOne);
         return [f] { return RunGenerate(*f); };
       }};
 }

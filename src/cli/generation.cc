@@ -14,17 +14,6 @@
 namespace kf::cli {
 namespace fs = std::filesystem;
 
-void AddEvalFlags(CLI::App* app, EvalFlags* f) {
-  app->add_option("--backend", f->backend, "cuda or cpu (default: cuda where a GPU is visible)")
-      ->check(CLI::IsMember({"cuda", "cpu"}));
-  app->add_option("--python", f->python, "Python interpreter with PyTorch");
-  app->add_option("--cache", f->cache_dir, "cache folder (default: ~/.cache/kforge)");
-  app->add_option("--device", f->device, "GPU index")->check(CLI::NonNegativeNumber);
-  app->add_option("--build-workers", f->build_workers,
-                  "concurrent compiles (default: one per core)");
-  AddVerdictFlags(app, f);
-}
-
 void AddModelFlags(CLI::App* app, ModelSetup* f) {
   app->add_option("--model-url", f->url,
                   "OpenAI-compatible base URL, e.g. http://localhost:8000/v1");
@@ -47,7 +36,8 @@ void AddModelFlags(CLI::App* app, ModelSetup* f) {
   app->add_option("--max-tokens", f->max_tokens, "tokens per reply, reasoning included (16384)")
       ->check(CLI::PositiveNumber);
   app->add_option("--stop", f->stop, "stop sequence (repeatable)");
-  app->add_option("--seed", f->seed, "sampling seed; sample i sends seed + i (default: none)");
+  app->add_option("--sampling-seed", f->seed,
+                  "the model's sampling seed; sample i sends seed + i (default: none)");
   app->add_option("--prompt-dir", f->prompt_dir, "folder of prompt templates (default: prompts/)");
 }
 

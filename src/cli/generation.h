@@ -21,9 +21,6 @@
 
 namespace kf::cli {
 
-// The evaluation flags of `kforge eval` that a generation needs too.
-void AddEvalFlags(CLI::App* app, EvalFlags* f);
-
 struct ModelSetup {
   std::string url;  // "http://localhost:8000/v1"
   std::string model;

@@ -171,7 +171,7 @@ Command McpCommand() {
             app->add_option("--turns", f->turns, "default turns of generate/optimize_kernel (3)")
                 ->check(CLI::Range(1, 20));
             AddModelFlags(app, &f->model);
-            AddEvalFlags(app, &f->eval);
+            AddEvalFlags(app, &f->eval, Lanes::kOne);
             return [f] { return RunMcp(*f); };
           }};
 }

@@ -162,7 +162,7 @@ Command ServeCommand() {
             app->add_option("--missing-reward", f->serve.missing_reward,
                             "OpenRLHF/slime reward when a job has none: infra_error or not "
                             "finished in time (0)");
-            AddEngineFlags(app, &f->engine);
+            AddEvalFlags(app, &f->engine, Lanes::kMany);
             return [f] { return RunServe(*f); };
           }};
 }

@@ -81,7 +81,7 @@ Command WorkerCommand() {
                             "after this many deliveries without a verdict a job is infra_error")
                 ->check(CLI::Range(1, 100));
             app->add_option("--max-jobs", f->max_jobs, "exit after this many jobs (0: never)");
-            AddEngineFlags(app, &f->engine);
+            AddEvalFlags(app, &f->engine, Lanes::kMany);
             return [f] { return RunWorkerCommand(*f); };
           }};
 }

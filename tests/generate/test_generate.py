@@ -31,7 +31,7 @@ class GenerateTest(unittest.TestCase):
     def test_three_turns_to_a_verified_kernel(self):
         replies = [reply(NO_COMPILE), reply(WRONG), reply(CORRECT, thought="fixed the shape")]
         with FakeModelServer(replies) as server:
-            r, _ = self.generate(server.url, ["--samples", "1", "--turns", "3", "--seed", "7",
+            r, _ = self.generate(server.url, ["--samples", "1", "--turns", "3", "--sampling-seed", "7",
                                               "--api-key-env", "FAKE_KEY", "--temperature", "0.3"])
             prompts = server.prompts()
             bodies = [q["body"] for q in server.requests]
@@ -93,7 +93,7 @@ class GenerateTest(unittest.TestCase):
 
     def test_parallel_samples_share_one_lane(self):
         with FakeModelServer([reply(CORRECT)]) as server:
-            r, _ = self.generate(server.url, ["--samples", "3", "--turns", "2", "--seed", "100"])
+            r, _ = self.generate(server.url, ["--samples", "3", "--turns", "2", "--sampling-seed", "100"])
             seeds = sorted(q["body"]["seed"] for q in server.requests)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertEqual(seeds, [100, 101, 102])
