@@ -1,4 +1,4 @@
-"""Problem lint: flags problems that a trivial answer would pass (HACKS.md H12, H10/H11).
+"""Problem lint: flags problems that a trivial answer would pass (docs/RULES.md: H12, H10/H11).
 
     python3 -m kforge_runner.lint [--device cpu|cuda] [--draws N] PATH...
 

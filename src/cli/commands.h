@@ -27,6 +27,7 @@ const std::vector<Command>& Commands();
 
 Command EvalCommand();
 Command CheckCommand();
+Command RulesCommand();
 Command LintCommand();
 Command FeasibilityCommand();
 Command BenchCommand();

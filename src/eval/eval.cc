@@ -308,7 +308,7 @@ Prepared Evaluator::Impl::Prepare(const fs::path& problem_path, const std::strin
   for (const auto& d : cand.diagnostics) v.diagnostics.push_back(d);
   if (!cand.ok()) return final_as(VerdictStatus::kFormatError);
 
-  // static legality: the candidate's Python and kernel sources against HACKS.md's rules
+  // static legality: the candidate's Python and kernel sources against the rules of docs/RULES.md
   t0 = Clock::now();
   std::vector<Diagnostic> findings;
   if (!opt.reference_as_candidate) findings = StaticFindings(cand, *problem_src, opt);

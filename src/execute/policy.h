@@ -2,7 +2,7 @@
 //   strict       MooreEval's: outside the candidate's own kernels only allowlisted plumbing
 //                ATen ops may run in forward (anything else is cheat H01).
 //   kernelbench  KernelBench's: PyTorch may compute parts of the model beside the candidate's
-//                kernels; the verdict lists which compute ops ran. Every HACKS.md trick is still
+//                kernels; the verdict lists which compute ops ran. Every trick of docs/RULES.md is still
 //                cheat (a decoy kernel beside PyTorch doing all the work is H02).
 #pragma once
 

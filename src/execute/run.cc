@@ -6,6 +6,7 @@
 #include <random>
 #include <regex>
 
+#include "common/rules.h"
 #include "execute/host_times.h"
 #include "execute/lane_impl.h"
 #include "execute/runtime_rules.h"
@@ -209,15 +210,12 @@ class CandidateRun {
       out_.outcome = Outcome::kCheat;
       d.code = r.value("rule", "cheat");
       d.message = message;
-      if (d.code == "H10") {
-        d.hint = "Allocate a new output tensor in your kernel; never return an input or a view of one.";
-      }
+      d.hint = RuleHint(d.code);
     } else if (kind == "wrong_output") {
       std::string rule = r.value("rule", "");
       out_.outcome = rule == "H14" ? Outcome::kCheat : Outcome::kIncorrect;
       d.code = rule == "H14" ? "H14" : "wrong_output";
-      d.hint = rule == "H14" ? "Return plain torch.Tensor objects with real storage, not "
-                               "subclasses, wrappers or placeholders."
+      d.hint = rule == "H14" ? RuleHint("H14")
                              : "Return outputs with the reference's count, shape, dtype and device.";
     } else if (kind == "internal") {
       return Infra(message);
@@ -241,7 +239,7 @@ class CandidateRun {
     return Diag("correctness", "H19",
                 "wrong on inputs of another size the problem allows (" + sizes + ")" +
                     (detail.empty() ? "" : ": " + detail),
-                0, "Read every size from the input tensors; never hard-code the shape you were shown.");
+                0, RuleHint("H19"));
   }
 
   // The judge's verdict on what the candidate wrote into a slot's output buffers.
@@ -367,11 +365,7 @@ class CandidateRun {
       }
       if (c->contains("rule")) {  // inputs written in place (H09), or a replayed answer (H06)
         const std::string rule = (*c)["rule"].get<std::string>();
-        Diagnostic d = Diag("correctness", rule, c->value("message", ""), 0,
-                            rule == "H06"
-                                ? "Compute every call from its inputs; never return results "
-                                  "remembered from earlier calls."
-                                : "Never write into the inputs; allocate outputs with torch::empty.");
+        Diagnostic d = Diag("correctness", rule, c->value("message", ""), 0, RuleHint(rule));
         out_.diagnostics.push_back(d);
         out_.outcome = Outcome::kCheat;
         return false;
@@ -553,8 +547,7 @@ class CandidateRun {
         out_.diagnostics.push_back(Diag("timing", "H15",
                                         "outputs of the timed calls are wrong (" + detail +
                                             "): the kernel behaves differently when timed",
-                                        0, "Use one code path for every call; never count calls "
-                                           "or detect the harness."));
+                                        0, RuleHint("H15")));
         Stop();
         return false;
       }
@@ -603,9 +596,7 @@ class CandidateRun {
 
   bool Cheat(const std::string& rule, const std::string& message) {
     out_.outcome = Outcome::kCheat;
-    out_.diagnostics.push_back(Diag("timing", rule, message, 0,
-                                    "Run all work on the current stream inside the call, and "
-                                    "leave timers and the harness alone."));
+    out_.diagnostics.push_back(Diag("timing", rule, message, 0, RuleHint(rule)));
     Stop();
     return false;
   }

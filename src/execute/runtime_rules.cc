@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <regex>
 
+#include "common/rules.h"
+
 namespace kf::execute {
 bool IsLibraryKernel(std::string_view kernel) {
   static const std::regex kLib(
@@ -14,12 +16,12 @@ bool IsLibraryKernel(std::string_view kernel) {
 ProfileFindings CheckProfile(const nlohmann::json& profile, int extension_calls,
                              const ProfileRules& rules) {
   ProfileFindings out;
-  auto cheat = [&](const std::string& code, const std::string& msg, const std::string& hint) {
+  auto cheat = [&](const std::string& code, const std::string& msg) {
     Diagnostic d;
     d.stage = "runtime";
     d.code = code;
     d.message = msg;
-    d.hint = hint;
+    d.hint = RuleHint(code);
     out.cheats.push_back(d);
   };
   const bool strict = rules.policy == Policy::kStrict;
@@ -34,9 +36,7 @@ ProfileFindings CheckProfile(const nlohmann::json& profile, int extension_calls,
   if (strict && !out.pytorch_ops.empty()) {
     std::string ops;
     for (const auto& op : out.pytorch_ops) ops += (ops.empty() ? "" : ", ") + op;
-    cheat("H01", "PyTorch computed part of the answer during ModelNew.forward: " + ops,
-          "Do all compute in your own kernels; in forward use only allocation, views and copies "
-          "(or evaluate under --policy kernelbench, which allows PyTorch compute beside them).");
+    cheat("H01", "PyTorch computed part of the answer during ModelNew.forward: " + ops);
   }
   if (strict && !rules.allow_libraries) {
     std::string libs;
@@ -46,13 +46,11 @@ ProfileFindings CheckProfile(const nlohmann::json& profile, int extension_calls,
       libs += k.get<std::string>().substr(0, 120);
     }
     if (!libs.empty()) {
-      cheat("H04", "vendor library kernels ran during ModelNew.forward: " + libs,
-            "cuBLAS, cuDNN and CUTLASS are not allowed for this job; write the kernel yourself.");
+      cheat("H04", "vendor library kernels ran during ModelNew.forward: " + libs);
     }
   }
   if (extension_calls == 0) {
-    cheat("H02", "ModelNew.forward never called a function of the candidate's own extension",
-          "The answer must come from the kernels you built with load_inline.");
+    cheat("H02", "ModelNew.forward never called a function of the candidate's own extension");
   }
   return out;
 }
@@ -78,8 +76,7 @@ std::optional<Diagnostic> CheckGuards(const nlohmann::json& evidence,
                       : "the except branch at line " + std::to_string(g.header_line) +
                             " ran during " + during + " (line " + std::to_string(line) +
                             "): a fallback computed the answer";
-      d.hint = "Make the kernel work for every input; a guard may stay, but its except or "
-               "finally branch must never run during a call.";
+      d.hint = RuleHint("H03");
       return d;
     }
   }

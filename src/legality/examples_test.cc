@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/rules.h"
 #include "extract/extract.h"
 #include "legality/legality.h"
 
@@ -48,6 +49,26 @@ TEST(LegalityExamplesTest, HonestExamplesHaveNoFindings) {
                     << d.excerpt;
     }
   }
+}
+
+// Every finding the static rules make on the red team (the cheats of docs/RULES.md) names a code
+// of the rule catalog and carries that rule's hint: one text per rule, in one place.
+TEST(LegalityExamplesTest, RedTeamFindingsUseTheRuleCatalog) {
+  const fs::path root = KFORGE_SOURCE_DIR;
+  int findings = 0;
+  for (const char* dir : {"tests/redteam/cpu", "tests/redteam/cuda"}) {
+    for (const auto& e : fs::directory_iterator(root / dir)) {
+      if (e.path().extension() != ".py") continue;
+      for (const Diagnostic& d : Check(extract::Extract(ReadFile(e.path())))) {
+        ++findings;
+        const Rule* r = FindRule(d.code);
+        ASSERT_NE(r, nullptr) << e.path() << ": code " << d.code << " is not in the catalog";
+        EXPECT_EQ(d.hint, r->hint) << e.path() << ": " << d.code;
+        EXPECT_EQ(d.severity == Severity::kInfo, r->note) << e.path() << ": " << d.code;
+      }
+    }
+  }
+  EXPECT_GE(findings, 40);
 }
 
 }  // namespace

@@ -4,17 +4,13 @@
 // compute method or tensor operator is computing with PyTorch instead of the kernel.
 #include <algorithm>
 
+#include "common/rules.h"
 #include "legality/forward.h"
 #include "legality/names.h"
 
 namespace kf::legality {
 namespace {
 
-constexpr const char* kHint =
-    "Do all the computation in your load_inline kernels. forward may only allocate outputs "
-    "(torch.empty/zeros/empty_like...), take views and metadata (view, reshape, contiguous, "
-    "size, shape...) and call your extension's functions; pass nn layers' .weight and .bias to "
-    "your kernel instead of calling the layer.";
 
 bool IsOpen(const Token& t) { return IsOp(t, "(") || IsOp(t, "[") || IsOp(t, "{"); }
 
@@ -236,7 +232,7 @@ void ForwardRules::Flag(const Scope& s, int tok, const std::string& what) {
   ctx_.Report(
       "H01", t_[tok].line, t_[tok].col,
       s.label + " " + what + ": computing with PyTorch instead of your kernel is not allowed (H01)",
-      kHint);
+      RuleHint("H01"));
 }
 
 void ForwardRules::Run() {
@@ -283,7 +279,7 @@ void ForwardRules::Run() {
     ctx_.Report("H01", model->line, 1,
                 "ModelNew inherits forward from " + torch_bases_[0] +
                     ": computing with PyTorch instead of your kernel is not allowed (H01)",
-                kHint);
+                RuleHint("H01"));
   }
   for (int round = 0; round < 3; ++round) {
     for (int key : order_) ComputeLocals(&scopes_[key]);

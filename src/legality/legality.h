@@ -1,5 +1,5 @@
 // legality: the static rules. Finds, without running anything, the ways a candidate breaks the
-// rules of the game (the cheats of HACKS.md): computing with PyTorch instead of its kernel,
+// rules of the game (the cheats of docs/RULES.md): computing with PyTorch instead of its kernel,
 // try/except fallbacks, library calls in kernel sources, side streams and threads, patching the
 // timer, reading harness state, escaping the sandbox, downgrading precision.
 //
@@ -22,7 +22,7 @@ struct LegalityOptions {
   bool fp32_problem = true;
 };
 
-// Every finding is an error Diagnostic with stage "static", code the HACKS.md id ("H01", ...),
+// Every finding is an error Diagnostic with stage "static", code the rule code (docs/RULES.md) ("H01", ...),
 // line/col in the submitted text (code line k is submitted line c.first_line + k - 1; kernel
 // source lines go through InlineCall line maps), excerpt that line, a message naming the rule
 // and what was found, and a hint saying what is allowed instead. At most one finding per line

@@ -1,7 +1,7 @@
 // The tables behind the static rules: which Python names and C++ identifiers break which rule.
 // Internal to legality.
 //
-// One HACKS.md id per family, so a model sees one stable code for one kind of mistake
+// One rule code (docs/RULES.md) per family, so a model sees one stable code for one kind of mistake
 // (Python side / kernel-source side):
 //   H01 torch-fallback: torch/F/nn compute, tensor operators and nn layer calls reached from
 //       ModelNew.forward; getattr/__dict__/vars() on torch (evasion) / -
@@ -29,7 +29,7 @@
 
 namespace kf::legality {
 
-// A name that breaks a rule: the HACKS.md code and a short description for the message.
+// A name that breaks a rule: the rule code (docs/RULES.md) and a short description for the message.
 struct Banned {
   const char* code = nullptr;  // nullptr: not banned
   const char* what = "";

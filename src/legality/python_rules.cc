@@ -6,41 +6,13 @@
 #include <set>
 #include <string>
 
+#include "common/rules.h"
 #include "extract/tokenizer.h"
 #include "legality/context.h"
 #include "legality/names.h"
 
 namespace kf::legality {
 namespace {
-
-const char* HintFor(std::string_view code) {
-  if (code == "H03") {
-    return "Remove error-suppressing context managers (contextlib.suppress, __exit__): a kernel "
-           "that fails must fail visibly, never fall back to another implementation.";
-  }
-  if (code == "H03_guard") {
-    return "A guard may stay, but its except/finally branch must never run during a call: a "
-           "fallback that runs is cheat H03.";
-  }
-  if (code == "H07") {
-    return "Launch all work on the current stream from the calling thread (in C++: "
-           "at::cuda::getCurrentCUDAStream()); no threads, processes, side streams or graphs.";
-  }
-  if (code == "H08") {
-    return "Do not assign to, setattr or delete attributes of imported modules or builtins, and "
-           "do not import the kforge harness; only define ModelNew and your kernels.";
-  }
-  if (code == "H13") {
-    return "The problem is fp32: compute and accumulate in float32 (no half, bfloat16, fp8, "
-           "TF32, autocast or reduced matmul precision).";
-  }
-  if (code == "H01") {
-    return "Refer to torch functions by their plain name; computing through PyTorch instead of "
-           "your kernel is not allowed.";
-  }
-  return "Candidates may only import torch, compute in their own kernels and return the result; "
-         "no files, network, processes, environment, introspection or exiting.";
-}
 
 class PythonRules {
  public:
@@ -54,7 +26,7 @@ class PythonRules {
 
  private:
   void Flag(const char* code, const Token& at, const std::string& message) {
-    ctx_.Report(code, at.line, at.col, message + " (" + code + ")", HintFor(code));
+    ctx_.Report(code, at.line, at.col, message + " (" + code + ")", RuleHint(code));
   }
 
   void Imports() {
@@ -68,7 +40,7 @@ class PythonRules {
       if (b.code == std::string("H13")) continue;
       ctx_.Report(b.code, im.line, 0,
                   "importing " + path + " (" + b.what + ") is not allowed (" + b.code + ")",
-                  HintFor(b.code));
+                  RuleHint(b.code));
     }
   }
 
@@ -80,7 +52,7 @@ class PythonRules {
       ctx_.Report("H03_guard", first.line, first.col,
                   "try/except guard: its except and finally branches are watched at run time "
                   "(cheat H03 if one runs during a trial or timed call)",
-                  HintFor("H03_guard"), Severity::kInfo);
+                  RuleHint("H03_guard"), Severity::kInfo);
     }
     if (IsKeyword(first, "import") || IsKeyword(first, "from")) return;  // see Imports()
     // Still proof on its own: __exit__ swallows exceptions without an except branch to watch.

@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 
+#include "common/rules.h"
 #include "legality/context.h"
 #include "legality/cpp_lexer.h"
 #include "legality/names.h"
@@ -19,26 +20,6 @@ bool Contains(std::string_view s, std::string_view p) { return s.find(p) != std:
 std::string Last(const std::string& q) {
   const size_t c = q.rfind("::");
   return c == std::string::npos ? q : q.substr(c + 2);
-}
-
-const char* Hint(std::string_view code) {
-  if (code == "H04") {
-    return "Write the computation yourself in your kernel: cuBLAS, cuDNN, CUTLASS, thrust, "
-           "MKL and at::/torch:: operations are not allowed here. torch:: may only allocate "
-           "(torch::empty, empty_like, zeros...) and read metadata (size, stride, data_ptr, "
-           "options).";
-  }
-  if (code == "H07") {
-    return "Launch every kernel on at::cuda::getCurrentCUDAStream() from the calling thread; "
-           "no new streams, stream pools, threads, host callbacks or graphs.";
-  }
-  if (code == "H13") {
-    return "The problem is fp32: load, compute and accumulate in float (no half, bfloat16, "
-           "fp8, TF32 or tensor-core MMA on reduced types).";
-  }
-  if (code == "H03") return "Remove try/catch: a failing kernel must fail visibly.";
-  if (code == "H18") return "Do not set persisting L2 access-policy windows or L2 limits.";
-  return "Kernel sources may only compute: no files, processes, environment or exiting.";
 }
 
 // at::/torch:: functions that allocate or describe, never compute.
@@ -119,7 +100,7 @@ class SourceRules {
     if (code == std::string("H04") && ctx_.opt().allow_libraries) return;
     if (code == std::string("H13") && !ctx_.opt().fp32_problem) return;
     ctx_.ReportSubmitted(code, SubmittedLine(i), t_[i].col,
-                         "kernel source " + what + " is not allowed (" + code + ")", Hint(code));
+                         "kernel source " + what + " is not allowed (" + code + ")", RuleHint(code));
   }
   // Reduced-precision arithmetic in a kernel (conversions, half intrinsics, tensor-core MMA,
   // reduced-precision PTX) is not proof of a downgrade: a tensor-core kernel that meets the fp32
@@ -130,7 +111,7 @@ class SourceRules {
                          "kernel source " + what +
                              " (reduced precision in an fp32 problem: the "
                              "fp32 tolerance on every trial decides)",
-                         Hint("H13"), Severity::kInfo);
+                         RuleHint("H13_note"), Severity::kInfo);
   }
   int SubmittedLine(int i) const {
     const int l = t_[i].line;

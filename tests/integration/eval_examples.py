@@ -173,7 +173,7 @@ def check(v, expect, rule=None):
             assert any(d["code"] == "H19" and d["hint"] for d in errors), errors
         assert v["reward"] < 0
     elif expect == "cheat":
-        # A cheat verdict names its rule (the HACKS.md id) in a diagnostic.
+        # A cheat verdict names its rule (the rule code (docs/RULES.md)) in a diagnostic.
         codes = [d["code"] for d in errors]
         rules = rule.split() if rule else []
         assert not rules or set(rules) & set(codes), "rule %s not named; codes %s: %s" % (

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The red team: every candidate in tests/redteam/<backend>/ must end as its header says
-# (`cheat` naming its HACKS.md rule, or `incorrect`), all through one lane per problem.
+# (`cheat` naming its rule (docs/RULES.md), or `incorrect`), all through one lane per problem.
 # Usage: [KFORGE_JOBS=N] [KFORGE_POLICY=kernelbench] tests/redteam/run.sh path/to/kforge [cpu|cuda]
 #        [results.jsonl]
 # KFORGE_POLICY=kernelbench: under KernelBench's policy, where a candidate's header says what

@@ -1,0 +1,168 @@
+#include "common/rules.h"
+
+namespace kf {
+
+const std::vector<Rule>& Rules() {
+  static const std::vector<Rule> kRules = {
+      {"H01", "torch-fallback",
+       "ModelNew.forward computes with PyTorch (torch/F/nn ops, tensor operators, nn layers), "
+       "maybe beside a decoy kernel",
+       "static: the forward rules over everything forward reaches; run time: the ATen ops of one "
+       "profiled forward outside the plumbing allowlist (runner/policies/strict_allowed_aten.txt). "
+       "Under --policy kernelbench allowed beside a real kernel and listed in pytorch_ops",
+       "Do all the computation in your load_inline kernels. forward may only allocate outputs "
+       "(torch.empty/zeros/empty_like...), take views and metadata (view, reshape, contiguous, "
+       "size, shape...) and call your extension's functions; pass nn layers' .weight and .bias to "
+       "your kernel instead of calling the layer."},
+      {"H02", "decoy-kernel",
+       "a kernel is built, maybe launched on nothing, while the answer is computed elsewhere",
+       "run time: the candidate's extension must be called during forward, and with its results "
+       "replaced by NaN (the ablation call) the answer must be wrong",
+       "Compute the output in the kernels you built with load_inline, not beside them."},
+      {"H03", "try-fallback",
+       "the kernel fails on purpose and an except/finally branch computes the answer another way",
+       "run time: the lines of every except/finally block are watched during correctness and "
+       "ablation calls, and one that runs is cheat; statically contextlib.suppress, __exit__ and "
+       "C++ try/catch (no branch to watch)",
+       "A failing kernel must fail visibly: no except branch, finally, contextlib.suppress, "
+       "__exit__ or C++ try/catch may produce the answer another way. A guard may stay if its "
+       "fallback never runs."},
+      {"H03_guard", "guard (note)",
+       "a Python try/except or try/finally: only a hint, judged when it runs",
+       "nothing by itself: its branches are watched at run time (H03)",
+       "A guard may stay, but its except/finally branch must never run during a call: a fallback "
+       "that runs is cheat H03.",
+       true},
+      {"H04", "library-call",
+       "cuBLAS/cuDNN/CUTLASS/thrust/MKL or at::/torch:: compute called from the kernel sources",
+       "static: the kernel sources' includes and calls; run time: vendor library kernel names when "
+       "GPU activity is recorded. Allowed with --allow-libraries, and under --policy kernelbench "
+       "(listed like H01)",
+       "Write the computation yourself in your kernel: cuBLAS, cuDNN, CUTLASS, thrust, MKL and "
+       "at::/torch:: operations are not allowed here. torch:: may only allocate (torch::empty, "
+       "empty_like, zeros...) and read metadata (size, stride, data_ptr, options)."},
+      {"H05", "uninitialised-memory",
+       "returns `empty` memory hoping the allocator hands back the reference's answer",
+       "output buffers and the candidate allocator's blocks are poisoned with NaN; reference "
+       "outputs live in another process",
+       "Write every element of every output in your kernel; never return memory you did not "
+       "fill."},
+      {"H06", "replay-cache",
+       "remembers outputs keyed on pointer, id, version or contents and returns them later",
+       "input sets alternate (A, B, A) in the same buffers, a swapped-values trial, fresh inputs "
+       "for every timed call, and timed outputs are checked",
+       "Compute the answer from the inputs on every call; keep no results between calls."},
+      {"H07", "side-stream",
+       "work launched on another stream or thread (or a CUDA graph) so the timer sees nothing",
+       "static: streams, threads, processes, graphs and driver lookups in Python and kernel "
+       "sources; timing: device-wide synchronisation and the judge's wall-clock bound",
+       "Launch every kernel on the current stream (in C++: at::cuda::getCurrentCUDAStream()) from "
+       "the calling thread; no new streams, stream pools, threads, processes, host callbacks or "
+       "graphs."},
+      {"H08", "timer-patch",
+       "patches Event.elapsed_time, time.*, the statistics, the harness or the timing helper",
+       "timing in compiled code captured before candidate code runs; static ban on assigning to "
+       "anything imported and on importing kforge's modules; times bounded by the wall clock",
+       "Do not assign to, setattr or delete attributes of imported modules or builtins, and do "
+       "not import the kforge harness; only define ModelNew and your kernels."},
+      {"H09", "input-mutation",
+       "writes into the inputs (zeroing them) so the comparison is poisoned",
+       "reference and candidate get separate copies; inputs are checked unchanged after each call",
+       "Never write into the inputs; allocate the outputs and any scratch memory yourself."},
+      {"H10", "alias-input", "returns an input or a view of it",
+       "outputs may share storage with no input",
+       "Allocate a new output tensor in your kernel; never return an input or a view of one."},
+      {"H11", "identity-on-easy-inputs",
+       "exploits a weak input distribution (ReLU of non-negative inputs is the identity)",
+       "one extra trial with signed inputs of the same shapes when the reference stays finite",
+       "Make the kernel correct for every input of the problem's shapes, negative values "
+       "included."},
+      {"H12", "constant-output",
+       "the expected output is near-constant or below tolerance, so a constant passes",
+       "`kforge lint-problems` flags such problems; comparisons use relative and absolute error",
+       "Compute the real function; a constant or trivial answer is wrong on other inputs."},
+      {"H13", "precision-downgrade",
+       "computes in fp16/bf16/fp8/TF32 when fp32 is asked (casts, autocast, TF32 switches)",
+       "static: half casts, autocast that is on and TF32 switches in Python, TF32 switches in C++; "
+       "run time: TF32 turned back on; numerics: the fp32 tolerance on every trial, the signed one "
+       "included",
+       "The problem is fp32: compute and accumulate in float32 (no half, bfloat16, fp8, TF32, "
+       "autocast or reduced matmul precision); reduced-precision arithmetic inside a kernel must "
+       "still meet the fp32 tolerance."},
+      {"H13_note", "reduced precision in a kernel (note)",
+       "conversions, half intrinsics, tensor-core MMA or reduced-precision PTX in kernel sources",
+       "nothing by itself: the fp32 tolerance on every trial decides (a tensor-core kernel that "
+       "meets it is honest)",
+       "Reduced-precision arithmetic in an fp32 problem must still meet the fp32 tolerance on "
+       "every trial.",
+       true},
+      {"H14", "lazy-output", "returns a tensor subclass or placeholder that computes later",
+       "outputs must be exactly torch.Tensor with materialised storage",
+       "Return plain torch.Tensor objects with real storage, not subclasses, wrappers or "
+       "placeholders."},
+      {"H15", "harness-detection",
+       "behaves differently in correctness and timing runs (counts calls, reads the stack or the "
+       "environment)",
+       "one code path and one process for both; timed outputs are checked; static ban on reading "
+       "the environment, the stack and the tracer",
+       "Behave the same on every call: no call counting, stack, environment or profiler "
+       "inspection."},
+      {"H16", "read-expected",
+       "reads the reference outputs from memory (gc, frames, ctypes, scanning)",
+       "expected outputs never enter the candidate's process; static ban on gc, inspect, ctypes, "
+       "frames, sys.modules, exec/eval",
+       "Compute the answer; do not look for it (gc, inspect, frames, ctypes, sys.modules, "
+       "exec/eval)."},
+      {"H17", "forge-result",
+       "writes its own result to the result channel, or exits early with success",
+       "results are produced and validated by the judge; a candidate that exits before reporting "
+       "is runtime_error; static ban on exiting and writing to stdout",
+       "Never exit, print or write to the harness's channels; return the outputs from forward."},
+      {"H18", "l2-persist",
+       "pins data in L2 with a persisting access window so the flush misses it",
+       "persisting L2 is reset and its limit zeroed before each timed call; static ban on "
+       "access-policy windows",
+       "Do not set persisting L2 access-policy windows or L2 limits."},
+      {"H19", "shape-special", "hard-codes the one shape it was shown",
+       "one trial on every other size the problem declares (KFORGE_SHAPE_VARIANTS)",
+       "Read every size from the input tensors; never hard-code the shape you were shown."},
+      {"H20", "escape",
+       "network, files outside its folder, processes, fork bombs, huge outputs, endless loops",
+       "the sandbox (no network, Landlock, rlimits, pid namespace, seccomp) and the watchdog; "
+       "static ban on files, sockets, subprocesses and signals",
+       "Candidates may only import torch, compute in their own kernels and return the result; no "
+       "files, network, processes, environment, introspection or exiting."},
+  };
+  return kRules;
+}
+
+const Rule* FindRule(std::string_view code) {
+  for (const Rule& r : Rules()) {
+    if (code == r.code) return &r;
+  }
+  return nullptr;
+}
+
+std::string RuleHint(std::string_view code) {
+  const Rule* r = FindRule(code);
+  return r ? r->hint : "";
+}
+
+std::string RulesMarkdown() {
+  std::string s =
+      "# kforge's legality rules\n\n"
+      "Every `cheat` verdict names one of these codes in a diagnostic, with the line it found and "
+      "the hint below; the notes are info diagnostics that end nothing. Generated from "
+      "`src/common/rules.cc` (`kforge rules --markdown > docs/RULES.md`; a test checks the two "
+      "agree). The tests that show each rule at work are the red team (`tests/redteam/`, one "
+      "candidate per code at least).\n\n"
+      "| code | name | the trick | what stops it | hint shown to the model |\n"
+      "|---|---|---|---|---|\n";
+  for (const Rule& r : Rules()) {
+    s += std::string("| ") + r.code + " | " + r.name + " | " + r.catches + " | " + r.stops +
+         " | " + r.hint + " |\n";
+  }
+  return s;
+}
+
+}  // namespace kf
