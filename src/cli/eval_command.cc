@@ -1,6 +1,7 @@
 // kforge eval: verify and time one candidate, print one verdict.
 
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -8,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/eval_flags.h"
 #include "eval/eval.h"
+#include "pipeline/pipeline.h"
 
 namespace kf::cli {
 namespace {
@@ -55,11 +57,25 @@ int RunEval(const EvalCommandFlags& f) {
     std::cerr << "kforge eval: " << ev.status().message() << "\n";
     return kExitInfra;
   }
-  // Several candidates share one lane: one judge, one zygote, problems loaded once.
+  // Through the one engine: candidates are built in the order given while earlier ones run,
+  // and share one lane (one judge, one zygote, the problem loaded once). One build thread keeps
+  // the order of builds that of the command line (a later candidate finds an earlier one's
+  // extension in the cache). `eval` always evaluates: no stored verdict.
+  pipeline::PipelineOptions po;
+  po.build_threads = 1;
+  po.reuse_stored = false;
+  po.warm_lanes = false;
+  pipeline::Pipeline engine(pipeline::EvaluatorStages(std::move(ev.value())), po);
+  std::vector<std::future<Verdict>> verdicts;
+  for (const auto& text : texts) {
+    verdicts.push_back(std::async(std::launch::async, [&engine, &f, text] {
+      return engine.Evaluate({f.problem, text});
+    }));
+  }
   int rc = kExitOk;
   bool color = isatty(STDOUT_FILENO) && getenv("NO_COLOR") == nullptr;
   for (size_t i = 0; i < texts.size(); ++i) {
-    Verdict v = (*ev)->Evaluate(f.problem, texts[i]);
+    Verdict v = verdicts[i].get();
     if (f.json) {
       // One candidate: the verdict, indented. Several: one verdict per line (JSON Lines).
       std::cout << (texts.size() == 1 ? ToJson(v).dump(2) : ToJson(v).dump()) << std::endl;

@@ -16,6 +16,7 @@
 #include "cli/eval_flags.h"
 #include "common/hash.h"
 #include "eval/eval.h"
+#include "pipeline/pipeline.h"
 
 namespace kf::cli {
 namespace {
@@ -63,6 +64,13 @@ int RunFeasibility(const FeasibilityFlags& f) {
     std::cerr << "kforge feasibility: " << ev.status().message() << "\n";
     return kExitInfra;
   }
+  // Through the one engine, one problem at a time (their memory is measured one by one): no
+  // warming of others on the lane, no stored verdicts.
+  pipeline::PipelineOptions po;
+  po.build_threads = 1;
+  po.reuse_stored = false;
+  po.warm_lanes = false;
+  pipeline::Pipeline engine(pipeline::EvaluatorStages(std::move(ev.value())), po);
   auto earlier = Earlier(f.out);
   std::ofstream out(f.out, std::ios::app);
   if (!out) {
@@ -79,7 +87,7 @@ int RunFeasibility(const FeasibilityFlags& f) {
       row = it->second;
       ++kept;
     } else {
-      Verdict v = (*ev)->Evaluate(p.path, text.str() + "\n\nclass ModelNew(Model):\n    pass\n");
+      Verdict v = engine.Evaluate({p.path, text.str() + "\n\nclass ModelNew(Model):\n    pass\n"});
       row = bench::ToJson(bench::FeasibilityOf(v));
       row["path"] = p.path.string();
       out << row.dump() << std::endl;  // flushed per problem: a killed run keeps its rows
