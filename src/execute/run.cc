@@ -10,6 +10,7 @@
 #include "execute/host_times.h"
 #include "execute/lane_impl.h"
 #include "execute/runtime_rules.h"
+#include "execute/trial_plan.h"
 
 namespace kf::execute {
 namespace fs = std::filesystem;
@@ -270,32 +271,9 @@ class CandidateRun {
     return true;
   }
 
-  // K seeded trials in the order A, B, A, A', C, ... plus a signed-input trial, then one per
-  // shape variant the problem declares: the same buffers every time, so answers remembered by
-  // pointer or by call count are wrong; A' is A with a few values swapped, so answers
-  // remembered by a sample or a checksum of the contents are wrong too (H06).
+  // The trials of PlanTrials (trial_plan.h), in the same buffers every time.
   bool Trials(const ProblemInfo& problem) {
-    std::mt19937_64 rng(seed_);
-    std::vector<uint64_t> seeds;
-    for (int i = 0; i < opt_.trials; ++i) seeds.push_back(rng() >> 2);
-    struct Trial {
-      uint64_t seed;
-      bool signed_inputs = false;
-      uint64_t swap_seed = 0;
-      int variant = -1;
-    };
-    std::vector<Trial> order;
-    for (int i = 0; i < opt_.trials; ++i) {
-      order.push_back({seeds[i]});
-      if (i == 1) {
-        order.push_back({seeds[0]});                             // A again, after B
-        order.push_back({seeds[0], false, (rng() >> 2) | 1});    // A with values swapped
-      }
-    }
-    order.push_back({rng() >> 2, true});
-    for (size_t v = 0; v < problem.shape_variants.size(); ++v) {
-      order.push_back({rng() >> 2, false, 0, static_cast<int>(v)});
-    }
+    const std::vector<Trial> order = PlanTrials(opt_.trials, seed_, problem.shape_variants.size());
     bool first_failure = true;
     for (size_t i = 0; i < order.size(); ++i) {
       const Trial& t = order[i];
@@ -462,11 +440,10 @@ class CandidateRun {
       }
       return Failed("timing", "the timed calls", last_reply, last_timeout);
     }
-    // The wall-clock bound: what the clock saw per call, less the measured cost of an empty
-    // timed call, cannot be more than twice what the candidate reports.
+    // The wall-clock bound (JudgeWallClock): what the clock saw per call, less the measured
+    // cost of an empty timed call, cannot be more than twice what the candidate reports.
     double net = calls > 0 ? wall_sum / calls - *noop : 0;
-    auto beyond = [&](double gap) { return gap > 0.05 && t->summary.median_ms < 0.5 * gap; };
-    auto escaped = [&] { return beyond(net); };
+    auto escaped = [&] { return BeyondBound(net, t->summary.median_ms); };
     // A gap as it would be had the host's main thread never waited for a CPU in the batch(es)
     // that measured it.
     auto unqueued_of = [&](double gap) {
@@ -496,18 +473,23 @@ class CandidateRun {
       net = std::min(net, round_net);
       if (waited.ok) unqueued = std::min(unqueued, unqueued_of(round_net));
     }
-    if (escaped()) {
+    const HostTimes span = ReadHostTimes(host) - span0;
+    WallClockFacts facts;
+    facts.median_ms = t->summary.median_ms;
+    facts.gap_ms = net;
+    facts.unqueued_gap_ms = unqueued;
+    facts.host_times_ok = span.ok;
+    facts.others_cpu_ms = span.others_cpu_ms();
+    facts.span_ms = MsSince(timing_start);
+    facts.host_has_children = facts.gap_ms > 0.05 && HasChildren(host);
+    const WallClock bound = JudgeWallClock(facts);
+    if (bound != WallClock::kWithin) {
       std::string seen = "reported " + FormatNumber(t->summary.median_ms) +
                          " ms per call but the wall clock saw " + FormatNumber(net) + " ms";
-      // The machine, not the candidate, may have made the gap: its main thread waited for a
-      // CPU long enough to explain it. That holds only for a host that made no load of its
-      // own (no other busy thread, no child process): never `ok` then, and not `cheat`
-      // either, but not measured, to be evaluated again (infrastructure results are never
-      // stored).
-      const HostTimes span = ReadHostTimes(host) - span0;
-      const double span_ms = MsSince(timing_start);
-      if (span.ok && !beyond(unqueued) && span.others_cpu_ms() <= 20 + 0.1 * span_ms &&
-          !HasChildren(host)) {
+      // The machine, not the candidate, may have made the gap (kBusy): never `ok` then, and
+      // not `cheat` either, but not measured, to be evaluated again (infrastructure results
+      // are never stored).
+      if (bound == WallClock::kBusy) {
         out_.outcome = Outcome::kInfraError;
         out_.diagnostics.push_back(Diag("timing", kBusyCode,
                                         "the machine was too busy to time this candidate: it " +

@@ -1,0 +1,50 @@
+// The two decisions of a candidate's run that need no process: which correctness trials run in
+// which order (PlanTrials), and what a gap between the wall clock and the reported times means
+// (JudgeWallClock). Pure functions, tested on synthetic numbers (trial_plan_test.cc).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace kf::execute {
+
+// One correctness trial: inputs drawn from `seed` (signed values when `signed_inputs`), with a
+// few values swapped when `swap_seed` is not 0, on shape variant `variant` (-1: the problem's
+// own shape).
+struct Trial {
+  uint64_t seed = 0;
+  bool signed_inputs = false;
+  uint64_t swap_seed = 0;
+  int variant = -1;
+};
+
+// K seeded trials in the order A, B, A, A', C, D, ... (A again after B, in the same buffers, so
+// answers remembered by pointer or by call count are wrong; A' is A with a few values swapped,
+// so answers remembered by a sample or a checksum of the contents are wrong too: H06), then a
+// signed-input trial (H11), then one per shape variant the problem declares (H19). The same
+// `seed` gives the same plan; every seed fits in 62 bits (JSON carries it exactly).
+std::vector<Trial> PlanTrials(int trials, uint64_t seed, size_t shape_variants);
+
+// What the timing loop saw, for the wall-clock bound (H07) and its excuse (busy).
+struct WallClockFacts {
+  double median_ms = 0;      // the reported device time per call
+  double gap_ms = 0;         // wall time per bounded call less an empty call's cost (the least
+                             // of the measurements)
+  double unqueued_gap_ms = 0;  // the same gap less the host main thread's waits for a CPU
+  bool host_times_ok = false;  // the host's /proc times could be read
+  double others_cpu_ms = 0;    // CPU of the host's other threads over the timing span
+  double span_ms = 0;          // the timing span
+  bool host_has_children = false;
+};
+enum class WallClock { kWithin, kBusy, kEscaped };
+
+// A gap is beyond the bound when it is over 0.05 ms and the reported time is under half of it:
+// work the timer did not see (another stream or thread, deferred work). It is the machine's
+// load (kBusy, evaluated again, never `ok`) only when the gap minus the host's waits for a CPU
+// is within the bound and the host made no load of its own (its other threads idle within
+// 20 ms + 10% of the span, no child process); else kEscaped (cheat H07).
+bool BeyondBound(double gap_ms, double median_ms);
+WallClock JudgeWallClock(const WallClockFacts& f);
+
+}  // namespace kf::execute

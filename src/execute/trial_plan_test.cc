@@ -1,0 +1,74 @@
+#include "execute/trial_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace kf::execute {
+namespace {
+
+TEST(PlanTrials, RepeatsSwapsSignsAndVariantsInOrder) {
+  const auto plan = PlanTrials(5, 1234, 2);
+  // A B A A' C D E, signed, variant 0, variant 1
+  ASSERT_EQ(plan.size(), 10u);
+  EXPECT_EQ(plan[2].seed, plan[0].seed);  // A again after B
+  EXPECT_EQ(plan[2].swap_seed, 0u);
+  EXPECT_EQ(plan[3].seed, plan[0].seed);  // A with values swapped
+  EXPECT_NE(plan[3].swap_seed, 0u);
+  std::set<uint64_t> fresh = {plan[0].seed, plan[1].seed, plan[4].seed, plan[5].seed,
+                              plan[6].seed};
+  EXPECT_EQ(fresh.size(), 5u);  // five distinct draws
+  EXPECT_TRUE(plan[7].signed_inputs);
+  for (int i = 0; i < 7; ++i) EXPECT_FALSE(plan[static_cast<size_t>(i)].signed_inputs) << i;
+  EXPECT_EQ(plan[8].variant, 0);
+  EXPECT_EQ(plan[9].variant, 1);
+  for (const auto& t : plan) EXPECT_LT(t.seed, uint64_t{1} << 62);
+}
+
+TEST(PlanTrials, TheSameSeedGivesTheSamePlanAndAnotherSeedAnother) {
+  const auto a = PlanTrials(3, 7, 0), b = PlanTrials(3, 7, 0), c = PlanTrials(3, 8, 0);
+  ASSERT_EQ(a.size(), 6u);  // A B A A' C signed
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].seed, b[i].seed) << i;
+  EXPECT_NE(a[0].seed, c[0].seed);
+  // One trial: no B, so no repeat and no swapped trial.
+  const auto one = PlanTrials(1, 7, 0);
+  ASSERT_EQ(one.size(), 2u);
+  EXPECT_TRUE(one[1].signed_inputs);
+}
+
+WallClockFacts Facts(double median, double gap, double unqueued) {
+  WallClockFacts f;
+  f.median_ms = median;
+  f.gap_ms = gap;
+  f.unqueued_gap_ms = unqueued;
+  f.host_times_ok = true;
+  f.span_ms = 1000;
+  return f;
+}
+
+TEST(WallClock, WithinTheBound) {
+  EXPECT_EQ(JudgeWallClock(Facts(1.0, 1.5, 1.5)), WallClock::kWithin);   // reported >= half
+  EXPECT_EQ(JudgeWallClock(Facts(0.001, 0.04, 0.04)), WallClock::kWithin);  // under the floor
+  EXPECT_FALSE(BeyondBound(0.05, 0.0));
+  EXPECT_TRUE(BeyondBound(0.051, 0.0));
+}
+
+TEST(WallClock, EscapedWorkIsACheatUnlessTheHostOnlyWaited) {
+  // 5 ms of wall per call for 1 ms reported, and the host never waited: work escaped.
+  EXPECT_EQ(JudgeWallClock(Facts(1.0, 5.0, 5.0)), WallClock::kEscaped);
+  // The same gap, all of it the host's main thread waiting for a CPU: the machine's load.
+  EXPECT_EQ(JudgeWallClock(Facts(1.0, 5.0, 1.2)), WallClock::kBusy);
+  // ...but not when the host made load of its own: a busy thread, or a child process.
+  WallClockFacts busy_thread = Facts(1.0, 5.0, 1.2);
+  busy_thread.others_cpu_ms = 200;  // over 20 + 10% of the 1000 ms span
+  EXPECT_EQ(JudgeWallClock(busy_thread), WallClock::kEscaped);
+  WallClockFacts child = Facts(1.0, 5.0, 1.2);
+  child.host_has_children = true;
+  EXPECT_EQ(JudgeWallClock(child), WallClock::kEscaped);
+  WallClockFacts unknown = Facts(1.0, 5.0, 1.2);
+  unknown.host_times_ok = false;  // /proc could not be read: no excuse
+  EXPECT_EQ(JudgeWallClock(unknown), WallClock::kEscaped);
+}
+
+}  // namespace
+}  // namespace kf::execute
