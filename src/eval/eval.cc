@@ -1,53 +1,19 @@
-#include "eval/eval.h"
-
+// The Evaluator: one job's policy, store lookup, then Prepare (extract, static rules, build:
+// build_stage.cc) and Execute (a lane's run, baselines: baselines.cc, the verdict), then store.
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
-#include <future>
-#include <map>
-#include <mutex>
-#include <sstream>
 
-#include "build/build.h"
 #include "common/hash.h"
+#include "eval/impl.h"
 #include "extract/extract.h"
 #include "legality/legality.h"
-#include "store/store.h"
 
 namespace kf::eval {
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
 namespace {
 
-constexpr const char* kProtocol = "kforge-timing-1";
-
-double MsSince(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-Result<std::string> ReadFile(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  if (!f) return Status::NotFound("cannot read " + p.string());
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-std::string LineOf(const std::string& text, int line) {
-  std::istringstream in(text);
-  std::string s;
-  for (int i = 1; std::getline(in, s); ++i) {
-    if (i == line) return s;
-  }
-  return "";
-}
-
-json SummaryJson(const execute::TimingResult& t) {
-  return {{"median", t.summary.median_ms}, {"p10", t.summary.p10_ms},
-          {"p90", t.summary.p90_ms},       {"n", t.summary.n}};
-}
 
 VerdictStatus FromOutcome(execute::Outcome o) {
   switch (o) {
@@ -63,100 +29,9 @@ VerdictStatus FromOutcome(execute::Outcome o) {
   return VerdictStatus::kInfraError;
 }
 
-// Compiler messages as diagnostics in the submitted text's lines.
-std::vector<Diagnostic> BuildDiagnostics(const build::Artifact& a, const ExtensionSpec& spec,
-                                         const extract::InlineCall* call,
-                                         const std::string& submitted) {
-  std::vector<Diagnostic> out;
-  for (const auto& m : a.messages) {
-    if (m.severity != "error") continue;
-    Diagnostic d;
-    d.stage = "build";
-    d.code = "compile_error";
-    d.message = m.text;
-    if (m.source_index >= 0) {
-      const auto& sources = m.cuda ? spec.cuda_sources : spec.cpp_sources;
-      d.excerpt = LineOf(sources[static_cast<size_t>(m.source_index)], m.source_line);
-      if (call) {
-        const auto& texts = m.cuda ? call->cuda_sources : call->cpp_sources;
-        if (static_cast<size_t>(m.source_index) < texts.size()) {
-          const auto& map = texts[static_cast<size_t>(m.source_index)].line_map;
-          if (m.source_line >= 1 && static_cast<size_t>(m.source_line) <= map.size()) {
-            d.line = map[static_cast<size_t>(m.source_line - 1)];
-          }
-        }
-      }
-      if (d.line > 0) d.excerpt = LineOf(submitted, d.line);
-      d.col = m.col;
-    } else if (!m.file.empty()) {
-      d.message = m.file + ":" + std::to_string(m.line) + ": " + m.text;
-    }
-    out.push_back(std::move(d));
-    if (out.size() >= 10) break;
-  }
-  if (out.empty()) {
-    Diagnostic d;
-    d.stage = "build";
-    d.code = "compile_error";
-    std::string text = a.error_text;
-    if (text.size() > 3000) text = "..." + text.substr(text.size() - 3000);
-    d.message = "the extension '" + spec.name + "' failed to build";
-    d.excerpt = text;
-    out.push_back(std::move(d));
-  }
-  return out;
-}
 
 }  // namespace
 
-struct Baselines {
-  std::optional<execute::Summary> eager;
-  std::optional<execute::Summary> compiled;
-  std::string compile_unavailable;
-};
-
-// One execution lane and what it has loaded. Used by one thread at a time.
-struct LaneState {
-  std::unique_ptr<execute::Lane> lane;
-  std::map<std::string, execute::ProblemInfo> problems;  // by problem hash
-  std::string device_key;                                // device name + torch version
-  std::string device_name;
-};
-
-class Evaluator::Impl {
- public:
-  EvalOptions opt;
-  std::unique_ptr<build::Builder> builder;
-  std::vector<LaneState> lanes;
-  std::unique_ptr<store::Store> store;
-  std::shared_future<Result<build::Artifact>> native;
-  // Baselines are timed once per problem and device kind, however many lanes ask at once.
-  std::mutex baselines_mu;
-  std::map<std::string, std::shared_ptr<std::mutex>> baseline_locks;
-
-  Status EnsureLane(LaneState& ls, Verdict* v);
-  // The problem on this lane, loaded first if need be (untrusted: in a confined judge).
-  Result<execute::ProblemInfo> Problem(LaneState& ls, const std::string& hash, const fs::path& path,
-                                       bool trusted);
-  // Lane `lane`, or lane 0 for an index out of range; null when this process has none.
-  LaneState* PickLane(int lane);
-  // Reads the problem file, readies the lane and loads the problem there; `hash` is the file's.
-  Result<execute::ProblemInfo> LoadOnLane(LaneState& ls, const fs::path& path, bool trusted,
-                                          std::string* hash);
-  Result<Baselines> GetBaselines(LaneState& ls, const std::string& hash,
-                                 const execute::ProblemInfo& p);
-  Prepared Prepare(const fs::path& problem_path, const std::string& text, bool problem_trusted);
-  Verdict Execute(Prepared p, LaneState& ls);
-  // The store's key (VerdictKey) for this problem and candidate under this evaluator's
-  // settings and environment; "" when the toolchain cannot be fingerprinted (nothing is then
-  // stored or looked up).
-  std::string StoreKey(const std::string& problem_hash, const std::string& candidate_hash);
-
-  std::string settings_digest;  // SettingsDigest(opt), fixed at creation
-  std::mutex env_mu;
-  std::optional<json> environment;  // GUARDED_BY(env_mu): toolchain and device model
-  Verdict Finish(Prepared& p, VerdictStatus s);
-};
 
 Status Evaluator::Impl::EnsureLane(LaneState& ls, Verdict* v) {
   if (ls.device_key.empty()) {
@@ -187,55 +62,6 @@ Result<execute::ProblemInfo> Evaluator::Impl::Problem(LaneState& ls, const std::
   return *p;
 }
 
-Result<Baselines> Evaluator::Impl::GetBaselines(LaneState& ls, const std::string& hash,
-                                                const execute::ProblemInfo& p) {
-  const auto& t = opt.exec.timing;
-  json keyj = {{"problem", hash}, {"device", ls.device_key}, {"protocol", kProtocol},
-               {"timing", {t.warmup_iters, t.min_samples, t.max_samples, t.target_spread,
-                           t.budget_ms, t.pool}}};
-  std::string key = Sha256Hex(keyj.dump());
-  std::shared_ptr<std::mutex> key_mu;
-  {
-    std::lock_guard<std::mutex> g(baselines_mu);
-    auto& m = baseline_locks[key];
-    if (!m) m = std::make_shared<std::mutex>();
-    key_mu = m;
-  }
-  std::lock_guard<std::mutex> key_guard(*key_mu);
-  auto to_summary = [](const json& j) -> std::optional<execute::Summary> {
-    if (!j.is_object()) return std::nullopt;
-    execute::Summary s;
-    s.median_ms = j.value("median", 0.0);
-    s.p10_ms = j.value("p10", 0.0);
-    s.p90_ms = j.value("p90", 0.0);
-    s.n = j.value("n", 0);
-    return s;
-  };
-  if (auto cached = store->GetBaseline(key); cached.ok() && cached->has_value()) {
-    const json& j = **cached;
-    Baselines b;
-    b.eager = to_summary(j["eager"]);
-    b.compiled = to_summary(j["compile"]);
-    b.compile_unavailable = j.value("compile_unavailable", "");
-    return b;
-  }
-  auto r = ls.lane->TimeBaselines(p, t, execute::DrawSeed());
-  if (!r.ok()) return r.status();
-  Baselines b;
-  json j = {{"eager", nullptr}, {"compile", nullptr},
-            {"compile_unavailable", r->compile_unavailable}};
-  if (r->eager) {
-    b.eager = r->eager->summary;
-    j["eager"] = SummaryJson(*r->eager);
-  }
-  if (r->compiled) {
-    b.compiled = r->compiled->summary;
-    j["compile"] = SummaryJson(*r->compiled);
-  }
-  b.compile_unavailable = r->compile_unavailable;
-  (void)store->PutBaseline(key, j);  // a cache: failing to write it only costs time later
-  return b;
-}
 
 Verdict Evaluator::Impl::Finish(Prepared& p, VerdictStatus s) {
   p.verdict.status = s;
@@ -247,28 +73,6 @@ Verdict Evaluator::Impl::Finish(Prepared& p, VerdictStatus s) {
   return p.verdict;
 }
 
-namespace {
-
-Diagnostic InfraDiagnostic(const std::string& stage, const Status& s) {
-  Diagnostic d;
-  d.stage = stage;
-  d.code = "infra";
-  d.message = s.message();
-  return d;
-}
-
-// A build the machine failed (a missing toolchain part): infra_error, with the fix that
-// `kforge doctor` gives for the same part as the hint.
-Diagnostic EnvironmentDiagnostic(const build::EnvironmentFault& f) {
-  Diagnostic d;
-  d.stage = "build";
-  d.code = "environment";
-  d.message = "environment: " + f.detail;
-  d.hint = f.fix;
-  return d;
-}
-
-}  // namespace
 
 Prepared Evaluator::Impl::Prepare(const fs::path& problem_path, const std::string& text,
                                   bool problem_trusted) {
@@ -321,54 +125,8 @@ Prepared Evaluator::Impl::Prepare(const fs::path& problem_path, const std::strin
   if (!legal) return final_as(VerdictStatus::kCheat);
 
   // build: every statically resolved load_inline call, in parallel
-  t0 = Clock::now();
-  std::vector<std::future<Result<build::Artifact>>> builds;
-  for (const auto& call : cand.inline_calls) {
-    if (!call.resolved) continue;
-    builds.push_back(std::async(std::launch::async, [this, &call] { return builder->Build(call.spec); }));
-  }
-  bool all_hit = true;
-  int compiled = 0;
-  double cpu_ms = 0;
-  int with_pch = 0;
-  bool build_ok = true;
-  std::optional<Status> build_infra;
-  std::optional<build::EnvironmentFault> environment;
-  size_t bi = 0;
-  for (const auto& call : cand.inline_calls) {
-    if (!call.resolved) continue;
-    auto a = builds[bi++].get();  // every future is waited for, even after a failure
-    if (!a.ok()) {
-      build_infra = a.status();
-      continue;
-    }
-    if (a->environment) {  // outranks the candidate's own errors: this machine cannot judge it
-      environment = a->environment;
-      continue;
-    }
-    all_hit = all_hit && a->cache_hit;
-    compiled += a->cache_hit ? 0 : 1;
-    cpu_ms += a->cpu_ms;
-    with_pch += !a->cache_hit && a->pch == "used" ? 1 : 0;
-    if (!a->ok) {
-      build_ok = false;
-      for (auto& d : BuildDiagnostics(*a, call.spec, &call, text)) v.diagnostics.push_back(d);
-    }
-  }
-  if (build_infra) {
-    v.diagnostics.push_back(InfraDiagnostic("build", *build_infra));
-    return final_as(VerdictStatus::kInfraError);
-  }
-  if (environment) {
-    v.diagnostics.push_back(EnvironmentDiagnostic(*environment));
-    return final_as(VerdictStatus::kInfraError);
-  }
-  int unresolved = 0;
-  for (const auto& call : cand.inline_calls) unresolved += call.resolved ? 0 : 1;
-  v.stages.push_back({"build", build_ok, MsSince(t0),
-                      {{"cache_hit", all_hit}, {"compiled", compiled}, {"cpu_ms", cpu_ms},
-                       {"compiled_with_pch", with_pch}, {"deferred_to_run_time", unresolved}}});
-  if (!build_ok) return final_as(VerdictStatus::kCompileError);
+  if (auto decided = BuildStatic(p)) return final_as(*decided);
+
   return p;
 }
 
@@ -385,46 +143,8 @@ Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
   if (auto s = EnsureLane(ls, &v); !s.ok()) return infra("execute", s);
   auto problem = Problem(ls, v.problem_hash, p.problem_path, p.problem_trusted);
   if (!problem.ok()) return infra("execute", problem.status());
-  double dynamic_build_ms = 0;
-  int dynamic_builds = 0, dynamic_compiled = 0;
-  // A run-time build that the machine failed: whatever the candidate then did, infra_error.
-  std::optional<build::EnvironmentFault> environment;
-  execute::LoadInlineFn load_inline = [&](const json& args) {
-    execute::LoadInlineReply reply;
-    ExtensionSpec spec;
-    std::string err;
-    if (!SpecFromJson(args, &spec, &err)) {
-      reply.message = "load_inline: " + err;
-      return reply;
-    }
-    auto b0 = Clock::now();
-    auto a = builder->Build(spec);
-    dynamic_build_ms += MsSince(b0);
-    ++dynamic_builds;
-    if (a.ok() && !a->cache_hit) ++dynamic_compiled;
-    if (!a.ok()) {
-      reply.message = a.status().message();
-      return reply;
-    }
-    if (a->environment) {
-      environment = a->environment;
-      reply.message = a->environment->Message();
-      return reply;
-    }
-    if (!a->ok) {
-      const extract::InlineCall* match = nullptr;
-      for (const auto& c : cand.inline_calls) {
-        if (c.resolved && CanonicalJson(c.spec) == CanonicalJson(spec)) match = &c;
-      }
-      for (auto& d : BuildDiagnostics(*a, spec, match, text)) v.diagnostics.push_back(d);
-      reply.message = a->error_text.substr(0, 4000);
-      return reply;
-    }
-    reply.ok = true;
-    reply.so_path = a->so_path.string();
-    reply.module_name = a->module_name;
-    return reply;
-  };
+  RuntimeBuilds rb;
+  execute::LoadInlineFn load_inline = RuntimeLoadInline(p, &rb);
   execute::ExecResult r = ls.lane->Run(problem->id, *problem, cand.code, load_inline, opt.exec);
   const int shift = cand.first_line - 1;
   for (auto d : r.diagnostics) {
@@ -438,13 +158,13 @@ Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
   v.trials_total = r.trials_total;
   v.pytorch_ops = r.pytorch_ops;
   bool loaded = r.load_ms > 0 && (r.trials_total > 0 || r.outcome == execute::Outcome::kOk);
-  v.stages.push_back({"execute", loaded, r.spawn_ms + r.load_ms - dynamic_build_ms,
+  v.stages.push_back({"execute", loaded, r.spawn_ms + r.load_ms - rb.ms,
                       {{"spawn_ms", r.spawn_ms},
                        {"judge_peak_bytes", r.judge_peak_bytes},
                        {"candidate_peak_bytes", r.candidate_peak_bytes},
-                       {"run_time_builds", dynamic_builds},
-                       {"run_time_compiled", dynamic_compiled},
-                       {"run_time_build_ms", dynamic_build_ms}}});
+                       {"run_time_builds", rb.builds},
+                       {"run_time_compiled", rb.compiled},
+                       {"run_time_build_ms", rb.ms}}});
   if (r.trials_total > 0) {
     v.stages.push_back({"correctness", r.trials_total == r.trials_passed, r.correctness_ms,
                         {{"prepare_ms", r.prepare_ms},
@@ -463,10 +183,10 @@ Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
                          {"host_wait_ms", r.host_wait_ms}}});
   }
   auto environment_failed = [&] {
-    v.diagnostics.push_back(EnvironmentDiagnostic(*environment));
+    v.diagnostics.push_back(EnvironmentDiagnostic(*rb.environment));
     return Finish(p, VerdictStatus::kInfraError);
   };
-  if (environment) return environment_failed();
+  if (rb.environment) return environment_failed();
   VerdictStatus status = FromOutcome(r.outcome);
   if (r.build_failed) status = VerdictStatus::kCompileError;
   if (status == VerdictStatus::kOk && opt.baselines) {
@@ -502,7 +222,7 @@ Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
       if (v.compile_ms) v.speedup_vs_compile = *v.compile_ms / v.candidate_ms->median_ms;
     }
   }
-  if (environment) return environment_failed();  // in the re-verification's builds
+  if (rb.environment) return environment_failed();  // in the re-verification's builds
   return Finish(p, status);
 }
 

@@ -1,0 +1,47 @@
+#include <fstream>
+#include <sstream>
+
+#include "eval/impl.h"
+
+namespace kf::eval {
+namespace fs = std::filesystem;
+
+double MsSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+Result<std::string> ReadFile(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  if (!f) return Status::NotFound("cannot read " + p.string());
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string LineOf(const std::string& text, int line) {
+  std::istringstream in(text);
+  std::string s;
+  for (int i = 1; std::getline(in, s); ++i) {
+    if (i == line) return s;
+  }
+  return "";
+}
+
+Diagnostic InfraDiagnostic(const std::string& stage, const Status& s) {
+  Diagnostic d;
+  d.stage = stage;
+  d.code = "infra";
+  d.message = s.message();
+  return d;
+}
+
+Diagnostic EnvironmentDiagnostic(const build::EnvironmentFault& f) {
+  Diagnostic d;
+  d.stage = "build";
+  d.code = "environment";
+  d.message = "environment: " + f.detail;
+  d.hint = f.fix;
+  return d;
+}
+
+}  // namespace kf::eval

@@ -1,0 +1,99 @@
+// Evaluator internals shared by eval.cc (the orchestration: Prepare, Execute, the public
+// calls), build_stage.cc (the static and the run-time builds) and baselines.cc (the timed
+// references). Internal to eval.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "build/build.h"
+#include "eval/eval.h"
+#include "store/store.h"
+
+namespace kf::eval {
+
+using Clock = std::chrono::steady_clock;
+
+double MsSince(Clock::time_point t0);
+Result<std::string> ReadFile(const std::filesystem::path& p);
+// Line `line` (1-based) of `text`, "" past its end.
+std::string LineOf(const std::string& text, int line);
+// An infra_error's diagnostic for a failure of kforge's own, in `stage`.
+Diagnostic InfraDiagnostic(const std::string& stage, const Status& s);
+// A build the machine failed (a missing toolchain part): infra_error, with the fix that
+// `kforge doctor` gives for the same part as the hint.
+Diagnostic EnvironmentDiagnostic(const build::EnvironmentFault& f);
+
+// What the run-time load_inline requests of one run cost and found.
+struct RuntimeBuilds {
+  double ms = 0;
+  int builds = 0, compiled = 0;
+  // A run-time build the machine failed: whatever the candidate then did, infra_error.
+  std::optional<build::EnvironmentFault> environment;
+};
+
+struct Baselines {
+  std::optional<execute::Summary> eager;
+  std::optional<execute::Summary> compiled;
+  std::string compile_unavailable;
+};
+
+// One execution lane and what it has loaded. Used by one thread at a time.
+struct LaneState {
+  std::unique_ptr<execute::Lane> lane;
+  std::map<std::string, execute::ProblemInfo> problems;  // by problem hash
+  std::string device_key;                                // device name + torch version
+  std::string device_name;
+};
+
+class Evaluator::Impl {
+ public:
+  EvalOptions opt;
+  std::unique_ptr<build::Builder> builder;
+  std::vector<LaneState> lanes;
+  std::unique_ptr<store::Store> store;
+  std::shared_future<Result<build::Artifact>> native;
+  // Baselines are timed once per problem and device kind, however many lanes ask at once.
+  std::mutex baselines_mu;
+  std::map<std::string, std::shared_ptr<std::mutex>> baseline_locks;
+
+  Status EnsureLane(LaneState& ls, Verdict* v);
+  // The problem on this lane, loaded first if need be (untrusted: in a confined judge).
+  Result<execute::ProblemInfo> Problem(LaneState& ls, const std::string& hash,
+                                       const std::filesystem::path& path, bool trusted);
+  // Lane `lane`, or lane 0 for an index out of range; null when this process has none.
+  LaneState* PickLane(int lane);
+  // Reads the problem file, readies the lane and loads the problem there; `hash` is the file's.
+  Result<execute::ProblemInfo> LoadOnLane(LaneState& ls, const std::filesystem::path& path,
+                                          bool trusted, std::string* hash);
+  Result<Baselines> GetBaselines(LaneState& ls, const std::string& hash,
+                                 const execute::ProblemInfo& p);
+  Prepared Prepare(const std::filesystem::path& problem_path, const std::string& text,
+                   bool problem_trusted);
+  // The build of every statically resolved load_inline call of `p`, in parallel, recorded in
+  // its verdict; the final status when the build decided it (compile or infra error).
+  std::optional<VerdictStatus> BuildStatic(Prepared& p);
+  // Builds what the candidate asks load_inline for while it runs, as BuildStatic would, into
+  // `rb` and `p`'s verdict (compile errors with the candidate's lines). `p` and `rb` must
+  // outlive the function returned.
+  execute::LoadInlineFn RuntimeLoadInline(Prepared& p, RuntimeBuilds* rb);
+  Verdict Execute(Prepared p, LaneState& ls);
+  // The store's key (VerdictKey) for this problem and candidate under this evaluator's
+  // settings and environment; "" when the toolchain cannot be fingerprinted (nothing is then
+  // stored or looked up).
+  std::string StoreKey(const std::string& problem_hash, const std::string& candidate_hash);
+
+  std::string settings_digest;  // SettingsDigest(opt), fixed at creation
+  std::mutex env_mu;
+  std::optional<nlohmann::json> environment;  // GUARDED_BY(env_mu): toolchain and device model
+  Verdict Finish(Prepared& p, VerdictStatus s);
+};
+
+}  // namespace kf::eval
