@@ -1,0 +1,180 @@
+// A candidate's timing: batches driven by the stopping rule on a rotation of fresh input sets,
+// the reported times checked against the wall clock (JudgeWallClock: H07, or a busy machine),
+// the outputs of timed calls checked (H15).
+#include "common/rules.h"
+#include "execute/candidate_run.h"
+#include "execute/host_times.h"
+#include "execute/trial_plan.h"
+
+namespace kf::execute {
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+bool CandidateRun::Time() {
+  // Big problems time with fewer input sets in rotation rather than run out of memory.
+  const int pool_size = FitTimingPool(opt_.timing.pool, memory_);
+  const auto names = PoolNames(pool_size);
+  out_.input_sets = pool_size;
+  auto pool = lane_.PreparePool(problem_, pool_size, seed_ ^ 0x5bd1e995);
+  if (!pool.ok())
+    return Infra("the judge failed to prepare timing inputs: " + pool.status().message());
+  // Fresh inputs for every timed call (H06): the candidate host rewrites them from this
+  // seed, and the judge checks the last call of each slot against its own rewrite.
+  const uint64_t perturb_seed = ((seed_ ^ 0x7e57ab1e5eedULL) >> 2) | 1;
+  std::vector<int64_t> last_index(names.size(), -1);
+  auto noop = lane_.NoopCost(problem_, pool_size, perturb_seed);
+  if (!noop.ok()) return Infra("the judge failed to calibrate timing: " + noop.status().message());
+  Result<json> last_reply = json();
+  milliseconds last_timeout(0);
+  double wall_sum = 0;
+  int calls = 0;
+  int next_first = 0, last_iters = 0;
+  // What the host's threads did meanwhile, from /proc: the main thread's waits for a CPU in
+  // the bounded batches (`waited`), and every thread's CPU over the whole span (`span0`).
+  const pid_t host = HostOf(proc_.pid);
+  const HostTimes span0 = ReadHostTimes(host);
+  const auto timing_start = Clock::now();
+  HostTimes waited;
+  waited.ok = span0.ok;
+  BatchFn batch = [&](int first, int iters, std::vector<double>* ms) -> Status {
+    next_first = first + iters;
+    last_iters = iters;
+    // Generous: the stopping rule sized the batch at ~50 ms from measured call times.
+    last_timeout = opt_.call_timeout + milliseconds(static_cast<int64_t>(iters) * 2000);
+    const HostTimes h0 = ReadHostTimes(host);
+    auto t0 = Clock::now();
+    last_reply = Ask({{"op", "time"},
+                      {"slots", names},
+                      {"buffers", *pool},
+                      {"first", first},
+                      {"iters", iters},
+                      {"perturb_seed", perturb_seed}},
+                     last_timeout);
+    for (int64_t g = first; g < static_cast<int64_t>(first) + iters; ++g) {
+      last_index[static_cast<size_t>(g) % names.size()] = g;
+    }
+    double wall = MsSince(t0);
+    if (!last_reply.ok() || !last_reply->value("ok", false)) return Status::Internal("failed");
+    *ms = (*last_reply)["device_ms"].get<std::vector<double>>();
+    double sum = 0;
+    for (double v : *ms) sum += v;
+    if (first > 0) {  // warm-up calls are not bounded: they include lazy initialisation
+      wall_sum += wall;
+      calls += iters;
+      waited += ReadHostTimes(host) - h0;
+    }
+    // Reported times can never add up to more than the time that passed.
+    if (sum > wall * 1.02 + 1.0)
+      return Status::Invalid("reported " + FormatNumber(sum) + " ms of calls in " +
+                             FormatNumber(wall) + " ms of wall time");
+    return Status::Ok();
+  };
+  auto t = DriveTiming(opt_.timing, batch);
+  if (!t.ok()) {
+    if (t.status().code() == Code::kInvalidArgument) {
+      return Cheat("H08", "timing was tampered with: " + t.status().message());
+    }
+    return Failed("timing", "the timed calls", last_reply, last_timeout);
+  }
+  // The wall-clock bound (JudgeWallClock): what the clock saw per call, less the measured
+  // cost of an empty timed call, cannot be more than twice what the candidate reports.
+  double net = calls > 0 ? wall_sum / calls - *noop : 0;
+  auto escaped = [&] { return BeyondBound(net, t->summary.median_ms); };
+  // A gap as it would be had the host's main thread never waited for a CPU in the batch(es)
+  // that measured it.
+  auto unqueued_of = [&](double gap) {
+    return calls > 0 && waited.ok ? gap - waited.thread_wait_ms / calls : gap;
+  };
+  double unqueued = unqueued_of(net);
+  double wait_ms = waited.thread_wait_ms;
+  out_.host_cpu_ms = waited.thread_cpu_ms;
+  out_.host_wait_ms = waited.thread_wait_ms;
+  // Load on the machine (compilers, other lanes) slows the host side of every call and
+  // stretches the wall clock past what the kernels took; the empty-call calibration may have
+  // been measured under another load. A gap that is the candidate's is there every time, load
+  // comes and goes: before calling it a cheat, measure the empty call and a batch of real
+  // calls again, up to three times, and keep the smallest gap.
+  for (int round = 0; round < 3 && escaped(); ++round) {
+    auto again = lane_.NoopCost(problem_, pool_size, perturb_seed, /*fresh=*/true);
+    if (!again.ok())
+      return Infra("the judge failed to calibrate timing: " + again.status().message());
+    wall_sum = 0;
+    calls = 0;
+    waited = HostTimes{true};
+    std::vector<double> ms;
+    Status s = batch(next_first, std::max(last_iters, 20), &ms);
+    if (s.code() == Code::kInvalidArgument)
+      return Cheat("H08", "timing was tampered with: " + s.message());
+    if (!s.ok()) return Failed("timing", "the timed calls", last_reply, last_timeout);
+    double round_net = wall_sum / calls - *again;
+    if (round_net < net) wait_ms = waited.thread_wait_ms;
+    net = std::min(net, round_net);
+    if (waited.ok) unqueued = std::min(unqueued, unqueued_of(round_net));
+  }
+  const HostTimes span = ReadHostTimes(host) - span0;
+  WallClockFacts facts;
+  facts.median_ms = t->summary.median_ms;
+  facts.gap_ms = net;
+  facts.unqueued_gap_ms = unqueued;
+  facts.host_times_ok = span.ok;
+  facts.others_cpu_ms = span.others_cpu_ms();
+  facts.span_ms = MsSince(timing_start);
+  facts.host_has_children = facts.gap_ms > 0.05 && HasChildren(host);
+  const WallClock bound = JudgeWallClock(facts);
+  if (bound != WallClock::kWithin) {
+    std::string seen = "reported " + FormatNumber(t->summary.median_ms) +
+                       " ms per call but the wall clock saw " + FormatNumber(net) + " ms";
+    // The machine, not the candidate, may have made the gap (kBusy): never `ok` then, and
+    // not `cheat` either, but not measured, to be evaluated again (infrastructure results
+    // are never stored).
+    if (bound == WallClock::kBusy) {
+      out_.outcome = Outcome::kInfraError;
+      out_.diagnostics.push_back(Diag("timing", kBusyCode,
+                                      "the machine was too busy to time this candidate: it " +
+                                          seen + ", and its host waited " + FormatNumber(wait_ms) +
+                                          " ms for a CPU during those calls",
+                                      0, "Evaluate it again on a quieter machine."));
+      return false;
+    }
+    return Cheat("H07", seen + ": work escaped the timer (another stream or thread?)" +
+                            (span.ok ? "; its host's main thread waited " + FormatNumber(wait_ms) +
+                                           " ms for a CPU, its other threads ran " +
+                                           FormatNumber(std::max(0.0, span.others_cpu_ms())) + " ms"
+                                     : std::string()));
+  }
+  // The timed calls are not traced (tracing would slow them): one untimed, traced call on
+  // the first timing set instead, before emit overwrites its outputs with the timed ones.
+  if (!guards_.empty()) {
+    auto r = Ask({{"op", "call"}, {"slot", names[0]}, {"buffers", (*pool)[0]}}, opt_.call_timeout);
+    if (!r.ok() || !r->value("ok", false)) {
+      return Failed("timing", "a call on the timing inputs", r, opt_.call_timeout);
+    }
+    if (FellBack(*r, "a call on the timing inputs")) return false;
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (last_index[i] < 0) continue;  // never timed (fewer calls than slots)
+    auto e = Ask({{"op", "emit"}, {"slot", names[i]}, {"buffers", (*pool)[i]}}, opt_.call_timeout);
+    if (!e.ok() || !e->value("ok", false))
+      return Failed("timing", "returning timed outputs", e, opt_.call_timeout);
+    auto c = CheckSlot(names[i], {{"seed", perturb_seed}, {"index", last_index[i]}});
+    if (!c.ok()) return Infra("the judge failed to check timed outputs: " + c.status().message());
+    if (!c->value("pass", false)) {
+      std::string detail =
+          c->contains("rule") ? c->value("message", "") : DescribeMismatch((*c)["outputs"][0]);
+      // Right in the correctness trials, wrong when timed: it behaves differently when it
+      // is being measured (H15), which is cheating, not an honest mistake.
+      out_.outcome = Outcome::kCheat;
+      out_.diagnostics.push_back(Diag("timing", "H15",
+                                      "outputs of the timed calls are wrong (" + detail +
+                                          "): the kernel behaves differently when timed",
+                                      0, RuleHint("H15")));
+      Stop();
+      return false;
+    }
+  }
+  out_.timing = *t;
+  return true;
+}
+
+}  // namespace kf::execute
