@@ -141,3 +141,19 @@ class Cluster:
             print("logs kept in", self.tmp)
         else:
             shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def run_test(name, body):
+    """The main of a test file: a Cluster for the command line's KFORGE [CACHE], body(cluster),
+    every process ended either way and the logs kept when it failed; prints NAME: PASS."""
+    import sys
+    kforge = sys.argv[1]
+    cache = sys.argv[2] if len(sys.argv) > 2 else None
+    c = Cluster(kforge, cache)
+    ok = False
+    try:
+        body(c)
+        ok = True
+    finally:
+        c.stop(keep_logs=not ok)
+    print("%s: PASS" % name)

@@ -15,11 +15,10 @@ import os
 import select
 import socket
 import subprocess
-import sys
 import threading
 import time
 
-from common import Cluster, EVAL_FLAGS, PROBLEMS, RELU, SLOW_RELU, free_port, fresh, http, read
+from common import Cluster, EVAL_FLAGS, PROBLEMS, RELU, SLOW_RELU, free_port, fresh, http, read, run_test
 
 TOKEN = "test-token-5f1c2a9e8b7d6c4a3f21"
 
@@ -214,19 +213,14 @@ def check_auth(c):
     print("auth: kforge serve refuses to listen beyond loopback without a usable token")
 
 
+def body(c):
+    check_auth(c)
+    check_never_starved(c, free_port())
+    check_admission(c)
+
+
 def main():
-    kforge = sys.argv[1]
-    cache = sys.argv[2] if len(sys.argv) > 2 else None
-    c = Cluster(kforge, cache)
-    ok = False
-    try:
-        check_auth(c)
-        check_never_starved(c, free_port())
-        check_admission(c)
-        ok = True
-    finally:
-        c.stop(keep_logs=not ok)
-    print("test_front: PASS")
+    run_test("test_front", body)
 
 
 if __name__ == "__main__":

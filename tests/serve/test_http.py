@@ -5,10 +5,9 @@ slime adapters, /metrics.
 usage: test_http.py KFORGE [CACHE]
 """
 import os
-import sys
 import time
 
-from common import Cluster, PROBLEMS, RELU, SLOW_RELU, fresh, http, read
+from common import Cluster, PROBLEMS, RELU, SLOW_RELU, fresh, http, read, run_test
 
 
 def check_errors(url, good_job):
@@ -102,90 +101,85 @@ def check_answer_only(url, relu, relu_reward):
     print("answer only: rewards", rewards, "for splits", [m for _, _, m in samples])
 
 
+def body(c):
+    # Inline problems (the batch below) are refused unless allowed (test_untrusted.py).
+    url = c.start_serve("serve", ["--max-in-flight", "3", "--max-body-bytes", str(1 << 20),
+                                  "--allow-inline-problems"])
+    code, body, _ = http("GET", url + "/v1/problems")
+    assert code == 200 and any(p["id"] == "level1/relu" for p in body["problems"]), body
+
+    # A real job in flight while bad requests come: it still completes.
+    slow = fresh(read(SLOW_RELU))
+    code, body, _ = http("POST", url + "/v1/evaluations", {"problem": "level1/relu", "candidate": slow})
+    assert code == 202 and body["evaluations"][0]["state"] in ("queued", "running", "done"), body
+    slow_id = body["id"]
+    # Idempotent: the same problem and candidate are the same job.
+    code, again, _ = http("POST", url + "/v1/evaluations", {"problem": "level1/relu", "candidate": slow})
+    assert again["id"] == slow_id, again
+    # Full (3 in flight: the slow job runs, two wait behind it): a fourth distinct job is
+    # refused with 503 and Retry-After.
+    fill = []
+    for _ in range(2):
+        code2, body2, _ = http("POST", url + "/v1/evaluations", {"problem": "level1/relu", "candidate": fresh(read(RELU))})
+        assert code2 == 202, (code2, body2)
+        fill.append(body2["id"])
+    code3, body3, hdrs = http("POST", url + "/v1/evaluations", {"problem": "level1/relu", "candidate": fresh(read(RELU))})
+    assert code3 == 503 and "Retry-After" in hdrs, (code3, body3, hdrs)
+    assert "full" in body3["error"], body3
+    print("overload: 503 with Retry-After:", hdrs["Retry-After"])
+
+    check_errors(url, slow_id)
+    code, body, _ = http("GET", url + "/v1/evaluations/%s?wait=300" % slow_id, timeout=320)
+    assert code == 200 and body["state"] == "done" and body["status"] != "infra_error", body
+    print("the job in flight during the bad requests:", body["status"])
+    for job in fill:  # then the queue has room again
+        code, body, _ = http("GET", url + "/v1/evaluations/%s?wait=300" % job, timeout=320)
+        assert code == 200 and body["state"] == "done", body
+
+    # A batch reward: an inline problem and a registered one, and a format error.
+    relu = read(RELU)
+    # Inline problems are content-addressed: the same text as a registered problem is that
+    # problem; a changed comment makes it a new one.
+    problem_src = fresh(read(os.path.join(PROBLEMS, "level1", "relu.py")))
+    code, body, _ = http("POST", url + "/v1/reward", {"items": [
+        {"problem": "level1/relu", "candidate": relu},
+        {"problem_source": problem_src, "candidate": relu},
+        # fresh: a rerun on the kept cache must evaluate it again, or /metrics (below)
+        # would not count a format_error verdict taken from the store.
+        {"problem": "level1/relu", "candidate": fresh("no code at all")}]}, timeout=600)
+    assert code == 200, body
+    st = [r["status"] for r in body["results"]]
+    assert st[2] == "format_error" and body["rewards"][2] == -1, body["results"][2]
+    assert st[0] != "infra_error" and st[1] != "infra_error", st
+    assert body["results"][1]["verdict"]["problem"]["id"] == "inline", body["results"][1]
+    rewards = body["rewards"]
+    print("reward batch:", st, rewards)
+
+    # OpenRLHF: the query is prompt + response; the label names the problem.
+    prompt = "Write a faster ReLU.\n"
+    code, body, _ = http("POST", url + "/get_reward", {
+        "query": [prompt + "```python\n" + relu + "\n```", prompt + "nothing"],
+        "prompts": [prompt, prompt], "labels": ["level1/relu", "level1/relu"]}, timeout=600)
+    assert code == 200 and len(body["rewards"]) == 2 and body["rewards"][1] == -1, body
+    assert body["rewards"][0] == body["scores"][0] and "correct" in body["extra_logs"], body
+    check_answer_only(url, relu, rewards[0])
+    # slime: one sample; a bare number, or an object with ?full=1.
+    code, r, _ = http("POST", url + "/slime/reward", {"prompt": prompt, "response": relu, "label": "level1/relu"})
+    assert code == 200 and r == rewards[0], r
+    code, r, _ = http("POST", url + "/slime/reward?full=1", {"prompt": prompt, "response": relu, "label": "level1/relu"})
+    assert code == 200 and r["reward"] == rewards[0] and r["status"] == st[0], r
+
+    code, text, _ = http("GET", url + "/metrics")
+    for needle in ["kforge_queue_depth{queue=\"build\"}", "kforge_verdicts_total{status=\"format_error\"}",
+                   "kforge_http_requests_total{route=\"evaluations\",code=\"400\"}",
+                   "kforge_overload_total 1", "kforge_stage_seconds_count{stage=\"build\"}"]:
+        assert needle in text, (needle, text)
+    code, body, _ = http("GET", url + "/healthz")
+    assert code == 200 and body["ok"] and body["engine"] == "embedded", body
+
+
 def main():
-    kforge = sys.argv[1]
-    cache = sys.argv[2] if len(sys.argv) > 2 else None
-    c = Cluster(kforge, cache)
-    ok = False
-    try:
-        # Inline problems (the batch below) are refused unless allowed (test_untrusted.py).
-        url = c.start_serve("serve", ["--max-in-flight", "3", "--max-body-bytes", str(1 << 20),
-                                      "--allow-inline-problems"])
-        code, body, _ = http("GET", url + "/v1/problems")
-        assert code == 200 and any(p["id"] == "level1/relu" for p in body["problems"]), body
-
-        # A real job in flight while bad requests come: it still completes.
-        slow = fresh(read(SLOW_RELU))
-        code, body, _ = http("POST", url + "/v1/evaluations", {"problem": "level1/relu", "candidate": slow})
-        assert code == 202 and body["evaluations"][0]["state"] in ("queued", "running", "done"), body
-        slow_id = body["id"]
-        # Idempotent: the same problem and candidate are the same job.
-        code, again, _ = http("POST", url + "/v1/evaluations", {"problem": "level1/relu", "candidate": slow})
-        assert again["id"] == slow_id, again
-        # Full (3 in flight: the slow job runs, two wait behind it): a fourth distinct job is
-        # refused with 503 and Retry-After.
-        fill = []
-        for _ in range(2):
-            code2, body2, _ = http("POST", url + "/v1/evaluations", {"problem": "level1/relu", "candidate": fresh(read(RELU))})
-            assert code2 == 202, (code2, body2)
-            fill.append(body2["id"])
-        code3, body3, hdrs = http("POST", url + "/v1/evaluations", {"problem": "level1/relu", "candidate": fresh(read(RELU))})
-        assert code3 == 503 and "Retry-After" in hdrs, (code3, body3, hdrs)
-        assert "full" in body3["error"], body3
-        print("overload: 503 with Retry-After:", hdrs["Retry-After"])
-
-        check_errors(url, slow_id)
-        code, body, _ = http("GET", url + "/v1/evaluations/%s?wait=300" % slow_id, timeout=320)
-        assert code == 200 and body["state"] == "done" and body["status"] != "infra_error", body
-        print("the job in flight during the bad requests:", body["status"])
-        for job in fill:  # then the queue has room again
-            code, body, _ = http("GET", url + "/v1/evaluations/%s?wait=300" % job, timeout=320)
-            assert code == 200 and body["state"] == "done", body
-
-        # A batch reward: an inline problem and a registered one, and a format error.
-        relu = read(RELU)
-        # Inline problems are content-addressed: the same text as a registered problem is that
-        # problem; a changed comment makes it a new one.
-        problem_src = fresh(read(os.path.join(PROBLEMS, "level1", "relu.py")))
-        code, body, _ = http("POST", url + "/v1/reward", {"items": [
-            {"problem": "level1/relu", "candidate": relu},
-            {"problem_source": problem_src, "candidate": relu},
-            # fresh: a rerun on the kept cache must evaluate it again, or /metrics (below)
-            # would not count a format_error verdict taken from the store.
-            {"problem": "level1/relu", "candidate": fresh("no code at all")}]}, timeout=600)
-        assert code == 200, body
-        st = [r["status"] for r in body["results"]]
-        assert st[2] == "format_error" and body["rewards"][2] == -1, body["results"][2]
-        assert st[0] != "infra_error" and st[1] != "infra_error", st
-        assert body["results"][1]["verdict"]["problem"]["id"] == "inline", body["results"][1]
-        rewards = body["rewards"]
-        print("reward batch:", st, rewards)
-
-        # OpenRLHF: the query is prompt + response; the label names the problem.
-        prompt = "Write a faster ReLU.\n"
-        code, body, _ = http("POST", url + "/get_reward", {
-            "query": [prompt + "```python\n" + relu + "\n```", prompt + "nothing"],
-            "prompts": [prompt, prompt], "labels": ["level1/relu", "level1/relu"]}, timeout=600)
-        assert code == 200 and len(body["rewards"]) == 2 and body["rewards"][1] == -1, body
-        assert body["rewards"][0] == body["scores"][0] and "correct" in body["extra_logs"], body
-        check_answer_only(url, relu, rewards[0])
-        # slime: one sample; a bare number, or an object with ?full=1.
-        code, r, _ = http("POST", url + "/slime/reward", {"prompt": prompt, "response": relu, "label": "level1/relu"})
-        assert code == 200 and r == rewards[0], r
-        code, r, _ = http("POST", url + "/slime/reward?full=1", {"prompt": prompt, "response": relu, "label": "level1/relu"})
-        assert code == 200 and r["reward"] == rewards[0] and r["status"] == st[0], r
-
-        code, text, _ = http("GET", url + "/metrics")
-        for needle in ["kforge_queue_depth{queue=\"build\"}", "kforge_verdicts_total{status=\"format_error\"}",
-                       "kforge_http_requests_total{route=\"evaluations\",code=\"400\"}",
-                       "kforge_overload_total 1", "kforge_stage_seconds_count{stage=\"build\"}"]:
-            assert needle in text, (needle, text)
-        code, body, _ = http("GET", url + "/healthz")
-        assert code == 200 and body["ok"] and body["engine"] == "embedded", body
-        ok = True
-    finally:
-        c.stop(keep_logs=not ok)
-    print("test_http: PASS")
+    run_test("test_http", body)
 
 
 if __name__ == "__main__":

@@ -8,10 +8,9 @@ usage: test_redis.py KFORGE [CACHE]
 import concurrent.futures
 import os
 import signal
-import sys
 import time
 
-from common import (Cluster, PROBLEMS, RELU, SLOW_RELU, free_port, fresh, http, read,
+from common import (Cluster, PROBLEMS, RELU, SLOW_RELU, free_port, fresh, http, read, run_test,
                     wait_until)
 
 
@@ -173,36 +172,31 @@ def test_build_worker_runs_no_lane(c):
     assert any("kforge_runner.judge" in x for x in gpu), gpu  # the check can see a lane
 
 
+def body(c):
+    c.redis_url = c.start_redis()
+    fast = ["--reclaim-idle-ms", "3000"]
+    c.start_worker("build-1", "build", c.redis_url, fast)
+    c.start_worker("gpu-a", "gpu", c.redis_url, fast)
+    c.start_worker("gpu-b", "gpu", c.redis_url, fast)
+    port = free_port()
+    url = c.start_serve("serve", ["--redis", c.redis_url], port=port)
+    t0 = time.time()
+    test_killed_gpu_worker(c, url)
+    print("  (%.0f s)" % (time.time() - t0))
+    c.start_worker("gpu-c", "gpu", c.redis_url, fast)  # back to two gpu workers
+    url = test_server_restart(c, url, port)
+    print("  (%.0f s)" % (time.time() - t0))
+    test_thousand_rewards(c, url)
+    print("  (%.0f s)" % (time.time() - t0))
+    test_delivery_limit(c)
+    print("  (%.0f s)" % (time.time() - t0))
+    test_build_worker_runs_no_lane(c)
+    code, text, _ = http("GET", url + "/metrics")
+    assert "kforge_workers{role=\"gpu\"}" in text and "kforge_verdicts_total" in text, text
+
+
 def main():
-    kforge = sys.argv[1]
-    cache = sys.argv[2] if len(sys.argv) > 2 else None
-    c = Cluster(kforge, cache)
-    ok = False
-    try:
-        c.redis_url = c.start_redis()
-        fast = ["--reclaim-idle-ms", "3000"]
-        c.start_worker("build-1", "build", c.redis_url, fast)
-        c.start_worker("gpu-a", "gpu", c.redis_url, fast)
-        c.start_worker("gpu-b", "gpu", c.redis_url, fast)
-        port = free_port()
-        url = c.start_serve("serve", ["--redis", c.redis_url], port=port)
-        t0 = time.time()
-        test_killed_gpu_worker(c, url)
-        print("  (%.0f s)" % (time.time() - t0))
-        c.start_worker("gpu-c", "gpu", c.redis_url, fast)  # back to two gpu workers
-        url = test_server_restart(c, url, port)
-        print("  (%.0f s)" % (time.time() - t0))
-        test_thousand_rewards(c, url)
-        print("  (%.0f s)" % (time.time() - t0))
-        test_delivery_limit(c)
-        print("  (%.0f s)" % (time.time() - t0))
-        test_build_worker_runs_no_lane(c)
-        code, text, _ = http("GET", url + "/metrics")
-        assert "kforge_workers{role=\"gpu\"}" in text and "kforge_verdicts_total" in text, text
-        ok = True
-    finally:
-        c.stop(keep_logs=not ok)
-    print("test_redis: PASS")
+    run_test("test_redis", body)
 
 
 if __name__ == "__main__":

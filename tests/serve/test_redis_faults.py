@@ -9,11 +9,10 @@ import concurrent.futures
 import os
 import signal
 import subprocess
-import sys
 import time
 import uuid
 
-from common import (Cluster, RELU, SLOW_RELU, fresh, http, read, wait_until, free_port,
+from common import (Cluster, RELU, SLOW_RELU, fresh, http, read, wait_until, free_port, run_test,
                     EVAL_FLAGS)
 
 PW = "pw-" + uuid.uuid4().hex[:12]       # the default user's password (requirepass)
@@ -258,36 +257,31 @@ def test_no_secret_anywhere(c, urls):
     print("no secret in %d outputs" % len(texts))
 
 
+def body(c):
+    port = free_port()
+    r = Redis(c, "redis", port, ["--port", str(port), "--requirepass", PW, "--user", ACL_USER,
+                                 "on", ">" + ACL_PW, "~kf:*", "&*", "+@all", "-@dangerous"],
+              ["-p", str(port), "-a", PW])
+    r.start()
+    t0 = time.time()
+    test_logins(c, r)
+    print("  (%.0f s)" % (time.time() - t0))
+    url = start_cluster(c, r)
+    test_restart_without_persistence(c, r, url)
+    print("  (%.0f s)" % (time.time() - t0))
+    for n in ("build", "gpu"):
+        c.kill(n, signal.SIGTERM)
+    tls_url = test_tls(c)
+    print("  (%.0f s)" % (time.time() - t0))
+    for n in ("build-tls", "gpu-tls"):
+        c.kill(n, signal.SIGTERM)
+    test_embedded_states(c)
+    print("  (%.0f s)" % (time.time() - t0))
+    test_no_secret_anywhere(c, [url, tls_url])
+
+
 def main():
-    kforge = sys.argv[1]
-    cache = sys.argv[2] if len(sys.argv) > 2 else None
-    c = Cluster(kforge, cache)
-    ok = False
-    try:
-        port = free_port()
-        r = Redis(c, "redis", port, ["--port", str(port), "--requirepass", PW, "--user", ACL_USER,
-                                     "on", ">" + ACL_PW, "~kf:*", "&*", "+@all", "-@dangerous"],
-                  ["-p", str(port), "-a", PW])
-        r.start()
-        t0 = time.time()
-        test_logins(c, r)
-        print("  (%.0f s)" % (time.time() - t0))
-        url = start_cluster(c, r)
-        test_restart_without_persistence(c, r, url)
-        print("  (%.0f s)" % (time.time() - t0))
-        for n in ("build", "gpu"):
-            c.kill(n, signal.SIGTERM)
-        tls_url = test_tls(c)
-        print("  (%.0f s)" % (time.time() - t0))
-        for n in ("build-tls", "gpu-tls"):
-            c.kill(n, signal.SIGTERM)
-        test_embedded_states(c)
-        print("  (%.0f s)" % (time.time() - t0))
-        test_no_secret_anywhere(c, [url, tls_url])
-        ok = True
-    finally:
-        c.stop(keep_logs=not ok)
-    print("test_redis_faults: PASS")
+    run_test("test_redis_faults", body)
 
 
 if __name__ == "__main__":

@@ -12,9 +12,8 @@ usage: test_untrusted.py KFORGE [CACHE]
 """
 import os
 import socket
-import sys
 
-from common import Cluster, PROBLEMS, RELU, fresh, http, read
+from common import Cluster, PROBLEMS, RELU, fresh, http, read, run_test
 
 ESCAPE = '''
 import os
@@ -106,18 +105,13 @@ def contained(url, tmp):
     assert code == 200 and body["results"][0]["status"] == "ok", body
 
 
+def body(c):
+    refuses_by_default(c.start_serve("serve-default", []))
+    contained(c.start_serve("serve-inline", ["--allow-inline-problems"]), c.tmp)
+
+
 def main():
-    kforge = sys.argv[1]
-    cache = sys.argv[2] if len(sys.argv) > 2 else None
-    c = Cluster(kforge, cache)
-    ok = False
-    try:
-        refuses_by_default(c.start_serve("serve-default", []))
-        contained(c.start_serve("serve-inline", ["--allow-inline-problems"]), c.tmp)
-        ok = True
-    finally:
-        c.stop(keep_logs=not ok)
-    print("test_untrusted: PASS")
+    run_test("test_untrusted", body)
 
 
 if __name__ == "__main__":
