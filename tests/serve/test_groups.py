@@ -13,12 +13,13 @@ import signal
 import sys
 import time
 
-from common import Cluster, ROOT, RELU, SLOW_RELU, fresh, http, read
+from common import Cluster, ROOT, RELU, fresh, http, read
 
 sys.path.insert(0, os.path.join(ROOT, "examples", "rl"))
 import kforge_verl_reward as verl  # noqa: E402
 
 NO_CODE = "I cannot write this kernel."
+SLEEPY_RELU = os.path.join(ROOT, "tests", "serve", "data", "sleepy_relu.py")
 
 
 def metric(text, name):
@@ -111,14 +112,14 @@ def check_trajectories(url, relu):
     print("trajectory-reward: PrimeEcho", r)
 
 
-def check_verl_batch(url, relu, slow):
-    """Two slow candidates (each waits 4 s in its first call: on a GPU that time is the device's,
-    here a sleep stands in for it) and two fast ones, first one request each (what verl's
-    default reward manager does), then as one batch. The service has 4 lanes; on a machine of 2
-    cores the candidates' CPU work cannot overlap, only their waiting can."""
+def check_verl_batch(url, relu, sleepy):
+    """Two slow candidates (each waits 10 s in its first call: the time a GPU candidate spends
+    on its device, a sleep here) and two fast ones, first one request each (what verl's default
+    reward manager does), then as one batch. The service has 4 lanes; on a machine of 2 cores
+    the candidates' CPU work cannot overlap (a busy machine stretches it), only their waiting."""
     os.environ["KFORGE_URL"] = url
     os.environ.pop("KFORGE_TOKEN", None)
-    kinds = [slow, slow, relu, relu]
+    kinds = [sleepy, sleepy, relu, relu]
     seq = []
     for cand in [fresh(x) for x in kinds]:
         t0 = time.monotonic()
@@ -132,9 +133,9 @@ def check_verl_batch(url, relu, slow):
     assert [s["score"] for s in scores] == [1.0] * 4, scores
     print("verl: one at a time %s = %.1f s (slowest %.1f s); as one batch %.1f s (%.2f of the sum)"
           % (["%.1f" % x for x in seq], sum(seq), max(seq), t_batch, t_batch / sum(seq)))
-    # Not the sum: a generous bound against the sum measured just now (an idle 2-core machine
-    # takes about the slowest one's time, some 0.4 of the sum; one loaded by other builds 0.7).
-    assert t_batch < 0.85 * sum(seq), (t_batch, seq)
+    # Not the sum: a generous bound against the sum measured just now (the slowest alone is
+    # some 0.4 of it; a 2-core machine loaded by other builds took 0.48 to 0.58).
+    assert t_batch < 0.8 * sum(seq), (t_batch, seq)
 
 
 def check_after_restart(url):
@@ -174,15 +175,15 @@ def main():
         # its artifacts): empty it first.
         while http("GET", url + "/v1/bdr/sample?n=4096&p=1")[1]["replay"]:
             pass
-        relu, slow = read(RELU), read(SLOW_RELU)
+        relu, sleepy = read(RELU), read(SLEEPY_RELU)
         # Warm up: builds (cached by content) and the four lanes.
         code, out, _ = http("POST", url + "/v1/reward", {"items": [
-            {"problem": "level1/relu", "candidate": fresh(x)} for x in [slow, relu, relu, relu]]},
+            {"problem": "level1/relu", "candidate": fresh(x)} for x in [sleepy, relu, relu, relu]]},
             timeout=900)
         assert code == 200 and out["rewards"] == [1.0] * 4, out
         check_groups(url, relu)
         check_trajectories(url, relu)
-        check_verl_batch(url, relu, slow)
+        check_verl_batch(url, relu, sleepy)
         c.kill("serve", signal.SIGTERM)
         url = c.start_serve("serve2", flags + ["--prime-echo-alpha", "0.5"])
         check_after_restart(url)
