@@ -8,6 +8,7 @@
 #include "serve/auth.h"
 #include "serve/front.h"
 #include "serve/metrics.h"
+#include "serve/rl_routes.h"
 
 namespace kf::serve {
 namespace {
@@ -43,10 +44,14 @@ std::chrono::milliseconds Ms(double s) {
   return std::chrono::milliseconds(static_cast<long long>(s * 1000));
 }
 
-class Service {
+class Service : public Evaluations {
  public:
-  Service(const ServeOptions& opt, queue::Engine* engine, const ProblemRegistry* problems)
-      : opt_(opt), engine_(engine), problems_(problems), bearer_(MakeCheck(opt.token)) {}
+  Service(const ServeOptions& opt, queue::Engine* engine, const ProblemRegistry* problems, Bdr* bdr)
+      : opt_(opt),
+        engine_(engine),
+        problems_(problems),
+        bearer_(MakeCheck(opt.token)),
+        rl_(opt.limits, opt.prime_echo, this, bdr) {}
 
   void SetFront(const FrontServer* front) { front_ = front; }
 
@@ -236,6 +241,52 @@ class Service {
     return {200, reward, ""};
   }
 
+  // Evaluations, for the RL routes (rl_routes.h).
+  Result<std::vector<JobView>> Run(const std::vector<ItemRequest>& items,
+                                   Clock::time_point deadline,
+                                   std::vector<std::string>* ids) override {
+    auto jobs = Submit(items);
+    if (!jobs.ok()) return jobs.status();
+    for (const auto& j : *jobs) ids->push_back(j.id);
+    return WaitAll(*jobs, items, deadline);
+  }
+  Result<JobView> Await(const std::string& id, Clock::time_point deadline) override {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    auto v = engine_->Wait(id, std::max(left, std::chrono::milliseconds(0)));
+    if (!v.ok()) return v.status();
+    if (v->state == JobView::State::kUnknown) {
+      return Status::NotFound("no evaluation with id '" + id + "'");
+    }
+    return v;
+  }
+
+  // POST /v1/groups and /v1/trajectory-reward wait like /v1/reward (timeout_s).
+  template <class F>
+  Answer Synchronous(const json& body, const httplib::Request& req, F&& f) {
+    auto deadline = Deadline(body, req);
+    if (!deadline.ok()) return Fail(deadline.status());
+    Result<json> out = f(*deadline);
+    return out.ok() ? Answer{200, std::move(out.value()), ""} : Fail(out.status());
+  }
+  Answer Groups(const json& body, const httplib::Request& req) {
+    return Synchronous(body, req, [&](Clock::time_point d) { return rl_.Groups(body, d); });
+  }
+  Answer TrajectoryReward(const json& body, const httplib::Request& req) {
+    return Synchronous(body, req,
+                       [&](Clock::time_point d) { return rl_.TrajectoryReward(body, d); });
+  }
+  Answer BdrSample(const httplib::Request& req) {
+    auto param = [&](const char* k) {
+      return req.has_param(k) ? std::optional<std::string>(req.get_param_value(k)) : std::nullopt;
+    };
+    auto out = rl_.BdrSample(param("n"), param("p"));
+    return out.ok() ? Answer{200, std::move(out.value()), ""} : Fail(out.status());
+  }
+  Answer BdrStatus() {
+    auto out = rl_.BdrStatus();
+    return out.ok() ? Answer{200, std::move(out.value()), ""} : Fail(out.status());
+  }
+
   Answer Problems() {
     json list = json::array();
     for (const Problem* p : problems_->List()) {
@@ -270,7 +321,7 @@ class Service {
     return {200, nullptr,
             RenderMetrics(engine_->Name(), s.ok(), s.ok() ? *s : queue::EngineStats{}, routes,
                           overloads, problems_->size()) +
-                RenderFrontMetrics(front)};
+                RenderFrontMetrics(front) + rl_.Metrics()};
   }
 
   HttpMetrics& metrics() { return metrics_; }
@@ -305,6 +356,7 @@ class Service {
   const BearerCheck bearer_;
   const FrontServer* front_ = nullptr;
   HttpMetrics metrics_;
+  RlRoutes rl_;
 };
 
 FrontServer::Options FrontOptions(const ServeOptions& opt) {
@@ -335,9 +387,10 @@ Status CheckExposure(const ServeOptions& opt) {
 }
 
 Status RunServer(const ServeOptions& opt, queue::Engine* engine, const ProblemRegistry* problems,
-                 const std::atomic<bool>& stop, const std::function<void(int)>& on_listening) {
+                 const std::atomic<bool>& stop, const std::function<void(int)>& on_listening,
+                 Bdr* bdr) {
   if (auto s = CheckExposure(opt); !s.ok()) return s;
-  Service svc(opt, engine, problems);
+  Service svc(opt, engine, problems, bdr);
   FrontServer http(FrontOptions(opt));
   svc.SetFront(&http);
   // One byte over our own limit: our handler then answers 413 with a JSON message.
@@ -383,6 +436,18 @@ Status RunServer(const ServeOptions& opt, queue::Engine* engine, const ProblemRe
   });
   http.Post("/slime/reward", [&](const Req& q, Res& r) {
     svc.Handle("slime", q, r, true, [&](const json& b) { return svc.Slime(b, q); });
+  });
+  http.Post("/v1/groups", [&](const Req& q, Res& r) {
+    svc.Handle("groups", q, r, true, [&](const json& b) { return svc.Groups(b, q); });
+  });
+  http.Post("/v1/trajectory-reward", [&](const Req& q, Res& r) {
+    svc.Handle("trajectory", q, r, true, [&](const json& b) { return svc.TrajectoryReward(b, q); });
+  });
+  http.Get("/v1/bdr/sample", [&](const Req& q, Res& r) {
+    svc.Handle("bdr_sample", q, r, false, [&](const json&) { return svc.BdrSample(q); });
+  });
+  http.Get("/v1/bdr", [&](const Req& q, Res& r) {
+    svc.Handle("bdr", q, r, false, [&](const json&) { return svc.BdrStatus(); });
   });
   const int request_timeout_s = static_cast<int>(opt.request_timeout_s);
   http.set_error_handler([request_timeout_s](const Req& q, Res& r) {

@@ -1,6 +1,6 @@
-// store: the embedded SQLite database of baselines and verdicts (one file, by default under
-// ~/.cache/kforge). SQLite's C API stays inside store.cc; every SQLite error comes out as a
-// kf::Status and no exception crosses this interface.
+// store: the embedded SQLite database of baselines, verdicts and the reward service's replay
+// buffer (one file, by default under ~/.cache/kforge). SQLite's C API stays inside store.cc; every
+// SQLite error comes out as a kf::Status and no exception crosses this interface.
 //
 // Thread-safety: a Store may be shared by any number of threads; one mutex serialises use of
 // its single connection. Several processes may open the same file: WAL mode lets readers run
@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "score/verdict.h"
@@ -27,7 +28,7 @@ class Store {
   // stuck process still surfaces as an error rather than a hang.
   static constexpr int kBusyTimeoutMs = 10'000;
   // Bumped with each schema change; Open migrates older files step by step and refuses newer.
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
 
   // Opens or creates the database file (parent folders created), WAL mode, busy timeout,
   // schema created/migrated (a schema_version table). A file that is not a database, or one
@@ -47,6 +48,24 @@ class Store {
   // Upsert. Status, reward and times are also stored as columns so they can be queried
   // without parsing the JSON; created_at_ms keeps the first write, updated_at_ms the last.
   Status PutVerdict(const std::string& job_key, const Verdict& v);
+
+  // The replay buffer of `kforge serve` (BDR, serve/replay.h): a FIFO of JSON values, each
+  // under a caller-built key, oldest first. Every call is one transaction, so several processes
+  // sharing the file never hand out one entry twice.
+  struct ReplayRow {
+    std::string key;
+    nlohmann::json value;
+    int64_t failures = 1;  // times the key was pushed while in the buffer
+    int64_t created_at_ms = 0;
+    int64_t updated_at_ms = 0;
+  };
+  // Appends the key at the back; a key already there keeps its place, counts one more failure
+  // and takes the new value. Then removes the oldest entries beyond `capacity` (>= 0) and
+  // returns how many it removed.
+  Result<int64_t> PushReplay(const std::string& key, const nlohmann::json& value, int64_t capacity);
+  // Removes and returns up to `n` of the oldest entries, oldest first.
+  Result<std::vector<ReplayRow>> TakeReplay(int64_t n);
+  Result<int64_t> CountReplay();
 
  private:
   explicit Store(std::unique_ptr<Connection> db);
