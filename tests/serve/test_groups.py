@@ -13,7 +13,7 @@ import signal
 import sys
 import time
 
-from common import Cluster, ROOT, RELU, fresh, http, read
+from common import Cluster, ROOT, RELU, fresh, http, read, run_test
 
 sys.path.insert(0, os.path.join(ROOT, "examples", "rl"))
 import kforge_verl_reward as verl  # noqa: E402
@@ -163,34 +163,29 @@ def check_after_restart(url):
     print("after a restart: the 3 buffered groups replayed oldest first, then none")
 
 
+def body(c):
+    flags = ["--bdr-size", "3", "--bdr-seed", "11"]
+    url = c.start_serve("serve", flags + ["--devices", "0,1,2,3"])
+    # The BDR buffer lives in the store under --cache, which ctest keeps between runs (for
+    # its artifacts): empty it first.
+    while http("GET", url + "/v1/bdr/sample?n=4096&p=1")[1]["replay"]:
+        pass
+    relu, sleepy = read(RELU), read(SLEEPY_RELU)
+    # Warm up: builds (cached by content) and the four lanes.
+    code, out, _ = http("POST", url + "/v1/reward", {"items": [
+        {"problem": "level1/relu", "candidate": fresh(x)} for x in [sleepy, relu, relu, relu]]},
+        timeout=900)
+    assert code == 200 and out["rewards"] == [1.0] * 4, out
+    check_groups(url, relu)
+    check_trajectories(url, relu)
+    check_verl_batch(url, relu, sleepy)
+    c.kill("serve", signal.SIGTERM)
+    url = c.start_serve("serve2", flags + ["--prime-echo-alpha", "0.5"])
+    check_after_restart(url)
+
+
 def main():
-    kforge = sys.argv[1]
-    cache = sys.argv[2] if len(sys.argv) > 2 else None
-    c = Cluster(kforge, cache)
-    ok = False
-    try:
-        flags = ["--bdr-size", "3", "--bdr-seed", "11"]
-        url = c.start_serve("serve", flags + ["--devices", "0,1,2,3"])
-        # The BDR buffer lives in the store under --cache, which ctest keeps between runs (for
-        # its artifacts): empty it first.
-        while http("GET", url + "/v1/bdr/sample?n=4096&p=1")[1]["replay"]:
-            pass
-        relu, sleepy = read(RELU), read(SLEEPY_RELU)
-        # Warm up: builds (cached by content) and the four lanes.
-        code, out, _ = http("POST", url + "/v1/reward", {"items": [
-            {"problem": "level1/relu", "candidate": fresh(x)} for x in [sleepy, relu, relu, relu]]},
-            timeout=900)
-        assert code == 200 and out["rewards"] == [1.0] * 4, out
-        check_groups(url, relu)
-        check_trajectories(url, relu)
-        check_verl_batch(url, relu, sleepy)
-        c.kill("serve", signal.SIGTERM)
-        url = c.start_serve("serve2", flags + ["--prime-echo-alpha", "0.5"])
-        check_after_restart(url)
-        ok = True
-    finally:
-        c.stop(keep_logs=not ok)
-    print("test_groups: PASS")
+    run_test("test_groups", body)
 
 
 if __name__ == "__main__":
