@@ -16,6 +16,7 @@ const std::vector<Command>& Commands() {
       WorkerCommand(),
       McpCommand(),
       DoctorCommand(),
+      SynthCommand(),
   };
   return kCommands;
 }

@@ -33,6 +33,7 @@ Command BenchCommand();
 Command WorkerCommand();
 Command McpCommand();
 Command DoctorCommand();
+Command SynthCommand();
 #ifdef KFORGE_HAVE_NET
 Command ServeCommand();
 Command GenerateCommand();  // talks to a model server: needs the HTTP components
