@@ -17,6 +17,7 @@ const std::vector<Command>& Commands() {
       McpCommand(),
       DoctorCommand(),
       SynthCommand(),
+      DataCommand(),
   };
   return kCommands;
 }
