@@ -49,13 +49,16 @@ class SynthTest(unittest.TestCase):
         args = ["--seed", "5", "--count", "2", "--levels", "1,2,3", "--dtypes", "fp32,bf16"]
         a = synth(self.path("a"), *args)
         self.assertEqual(a.returncode, 0, a.stdout + a.stderr)
-        b = synth(self.path("b"), *args, "--batch", "1")  # another validation grouping
+        b = synth(self.path("b"), *args, "--batch", "3")  # validated in other groups
         self.assertEqual(b.returncode, 0, b.stdout + b.stderr)
-        c = synth(self.path("c"), "--seed", "6", *args[2:])
-        self.assertEqual(c.returncode, 0, c.stdout + c.stderr)
-        ta, tb, tc = tree(self.path("a")), tree(self.path("b")), tree(self.path("c"))
+        ta, tb = tree(self.path("a")), tree(self.path("b"))
         self.assertEqual(ta, tb)
-        self.assertNotEqual(ta, tc)
+        # Another seed, other problems (no need to run them to see that).
+        c = synth(self.path("c"), "--seed", "6", *args[2:], "--no-validate")
+        self.assertEqual(c.returncode, 0, c.stdout + c.stderr)
+        tc = tree(self.path("c"))
+        self.assertFalse({k: v for k, v in ta.items() if k.startswith("level")}.items()
+                         & {k: v for k, v in tc.items() if k.startswith("level")}.items())
 
         manifest = lines(self.path("a/manifest.jsonl"))
         self.assertEqual(sorted(e["level"] for e in manifest), [1, 1, 2, 2, 3, 3])
