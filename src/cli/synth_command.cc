@@ -88,7 +88,8 @@ std::string Quantile(std::vector<double> v, double q) {
   if (v.empty()) return "n/a";
   std::sort(v.begin(), v.end());
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2fx", v[static_cast<size_t>(q * (v.size() - 1))]);
+  std::snprintf(buf, sizeof buf, "%.2fx",
+                v[static_cast<size_t>(q * static_cast<double>(v.size() - 1))]);
   return buf;
 }
 

@@ -53,11 +53,7 @@ bool CurveFromJson(const json& j, OpCurve* c) {
 json CalibrationJson(const Calibration& c) {
   json ops = json::object();
   for (const auto& [name, curve] : c.ops) ops[name] = CurveJson(curve);
-  return {{"schema", 1},
-          {"backend", c.backend},
-          {"device", c.device},
-          {"torch", c.torch},
-          {"ops", ops}};
+  return {{"schema", 1}, {"backend", c.backend}, {"device", c.device}, {"ops", ops}};
 }
 
 Result<Calibration> LoadCalibration(const std::filesystem::path& file) {
@@ -72,7 +68,6 @@ Result<Calibration> LoadCalibration(const std::filesystem::path& file) {
   Calibration c;
   c.backend = j.value("backend", "");
   c.device = j.value("device", "");
-  c.torch = j.value("torch", "");
   for (const auto& [name, points] : j["ops"].items()) {
     OpCurve curve;
     if (!CurveFromJson(points, &curve)) {

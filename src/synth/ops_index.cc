@@ -11,7 +11,8 @@ int64_t DrawDim(Builder& b, int x) {
 }
 
 // gather and scatter_add: an index tensor of x's own shape, values in [0, x.size(dim)).
-OpSpec SameShapeIndex(std::string name, std::function<std::string(const EmitCtx&, int64_t)> expr,
+OpSpec SameShapeIndex(std::string name,
+                      const std::function<std::string(const EmitCtx&, int64_t)>& expr,
                       double bytes_factor) {
   OpSpec s;
   s.name = std::move(name);

@@ -13,7 +13,7 @@ Status SameAsFirst(const Node&, const InferArgs& a, Shape* out) {
   return Status::Ok();
 }
 
-OpSpec Unary(std::string name, std::string category, ExprFn expr, DrawFn draw = {},
+OpSpec Unary(std::string name, std::string category, const ExprFn& expr, const DrawFn& draw = {},
              uint8_t dtypes = kAllDTypes, double flops = 1) {
   OpSpec s;
   s.name = std::move(name);
@@ -40,7 +40,7 @@ OpSpec Unary(std::string name, std::string category, ExprFn expr, DrawFn draw = 
 // a (op) b for two tensors of one shape: b is an earlier value of that shape (a residual) or a
 // new input.
 OpSpec Binary(std::string name, bool commutative,
-              std::function<std::string(const std::string&, const std::string&)> expr) {
+              const std::function<std::string(const std::string&, const std::string&)>& expr) {
   OpSpec s;
   s.name = std::move(name);
   s.category = "binary";
@@ -79,7 +79,7 @@ OpSpec Binary(std::string name, bool commutative,
 
 // x (op) a learned parameter broadcast along dim 1: the channels (rank >= 3) or the features
 // (rank 2); shape (C, 1, ...) so it broadcasts over the trailing dims.
-OpSpec ChannelParam(std::string name, std::string op_text) {
+OpSpec ChannelParam(std::string name, const std::string& op_text) {
   OpSpec s;
   s.name = std::move(name);
   s.category = "elementwise";
@@ -116,7 +116,7 @@ OpSpec ChannelParam(std::string name, std::string op_text) {
 }  // namespace
 
 void AddPointwiseOps(std::vector<OpSpec>* t) {
-  auto call = [](std::string f) {
+  auto call = [](const std::string& f) {
     return [f](const Node&, const std::string& x) { return f + "(" + x + ")"; };
   };
   t->push_back(Unary("relu", "activation", call("torch.relu")));

@@ -24,8 +24,8 @@ struct AlongDim {
 };
 
 // f(x, dim=d[, keepdim=k]) + suffix, e.g. "torch.cummax" with suffix ".values".
-OpSpec Along(std::string name, std::string category, std::string fn, AlongDim how,
-             std::string suffix = "") {
+OpSpec Along(std::string name, std::string category, const std::string& fn, AlongDim how,
+             const std::string& suffix = "") {
   OpSpec s;
   s.name = std::move(name);
   s.category = std::move(category);
@@ -127,7 +127,7 @@ OpSpec Norm(std::string name, std::vector<int> ranks, bool channels) {
 
 // Norms without parameters, in functional form (nothing in __init__, no size fixed).
 OpSpec FunctionalNorm(std::string name, std::vector<int> ranks,
-                      std::function<std::string(const std::string&)> expr) {
+                      const std::function<std::string(const std::string&)>& expr) {
   OpSpec s;
   s.name = std::move(name);
   s.category = "norm";

@@ -78,8 +78,8 @@ std::string FileStem(int n, const std::vector<std::string>& ops) {
 Result<Candidate> Draw(const SynthOptions& opt, const Calibration& cal, int level, int index) {
   Rng rng(
       Mix64(opt.seed ^ Mix64((static_cast<uint64_t>(level) << 32) + static_cast<uint64_t>(index))));
-  DType dtype;
-  DTypeFromName(rng.Pick(opt.dtypes), &dtype);
+  DType dtype = DType::kF32;
+  DTypeFromName(rng.Pick(opt.dtypes), &dtype);  // CheckOptions accepted every name
   auto g = DrawGraph(DrawOptions{level, dtype, opt.ops, ""}, rng);
   if (!g.ok()) return g.status();
   Candidate c;
@@ -238,6 +238,8 @@ Result<SynthReport> Synthesize(const SynthOptions& opt, const Calibration& cal,
                       {"signature", c.signature},
                       {"graph", GraphJson(c.graph)},
                       {"shapes", ShapesJson(c)},
+                      {"seed", opt.seed},
+                      {"calibration", {{"backend", cal.backend}, {"device", cal.device}}},
                       {"target_ms", opt.target_ms},
                       {"reference_ms_estimate", c.estimate_ms},
                       {"nearest", c.nearest}};

@@ -71,7 +71,7 @@ struct OpCurve {
   double Ms(double work) const;
 };
 struct Calibration {
-  std::string backend, device, torch;
+  std::string backend, device;
   std::map<std::string, OpCurve> ops;
   OpCurve fallback;                  // ops the file does not name: relu's curve (bytes)
   OpCurve fallback_heavy;            // GEMM-shaped ops it does not name: matmul's curve (FLOPs)
