@@ -16,6 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct SynthFlags {
+  SynthFlags() { opt.dtypes.clear(); }  // empty: the backend's default (RunSynth)
   synth::SynthOptions opt;
   std::string out, against, calibration, calibrate, backend, python;
   double max_mib = 512, stop_ms = 30;
