@@ -24,6 +24,12 @@ struct SynthFlags {
   bool no_validate = false, force = false, list_ops = false;
 };
 
+// Debian's CPU torch has no fp16 kernels for most ops: fp16 problems validate on CUDA.
+std::vector<std::string> DefaultDtypes(const std::string& backend) {
+  if (backend == "cuda") return {"fp32", "bf16", "fp16"};
+  return {"fp32", "bf16"};
+}
+
 int ListOps() {
   for (const auto& op : synth::ListOps()) {
     std::string ranks, dtypes;
@@ -58,6 +64,7 @@ int RunCalibrate(const SynthFlags& f, const std::string& backend) {
   auto checker = MakeChecker(f, backend);
   synth::CalibrateOptions c;
   c.ops = f.opt.ops;
+  c.dtypes = f.opt.dtypes.empty() ? DefaultDtypes(backend) : f.opt.dtypes;
   c.stop_ms = f.stop_ms;
   c.max_bytes = f.max_mib * (1 << 20);
   c.work_dir = fs::temp_directory_path() / ("kforge-calibrate-" + std::to_string(getpid()));
@@ -76,11 +83,11 @@ int RunCalibrate(const SynthFlags& f, const std::string& backend) {
     std::cerr << "kforge synth --calibrate: cannot write " << f.calibrate << "\n";
     return kExitInfra;
   }
-  std::cout << "calibrated " << cal->ops.size() << " ops on " << backend << " (" << cal->device
-            << "): " << f.calibrate << "\n";
-  for (const auto& op : cal->skipped) {
-    std::cout << "  " << op
-              << ": its probe did not run (see above); relu's or matmul's curve stands in\n";
+  std::cout << "calibrated " << cal->ops.size() << " curves (ops x dtypes) on " << backend << " ("
+            << cal->device << "): " << f.calibrate << "\n";
+  for (const auto& key : cal->skipped) {
+    std::cout << "  " << key << ": its probe did not run (see above); the op's fp32 curve, else "
+              << "relu's or matmul's, stands in\n";
   }
   return kExitOk;
 }
@@ -105,11 +112,7 @@ int RunSynth(SynthFlags f) {
   f.opt.out_dir = f.out;
   f.opt.max_bytes = f.max_mib * (1 << 20);
   f.opt.validate = !f.no_validate;
-  if (f.opt.dtypes.empty()) {
-    // Debian's CPU torch has no fp16 kernels for most ops: fp16 problems validate on CUDA.
-    f.opt.dtypes = backend == "cuda" ? std::vector<std::string>{"fp32", "bf16", "fp16"}
-                                     : std::vector<std::string>{"fp32", "bf16"};
-  }
+  if (f.opt.dtypes.empty()) f.opt.dtypes = DefaultDtypes(backend);
   fs::path cal_path = f.calibration.empty()
                           ? eval::FindRunnerDir() / "calibration" / (backend + ".json")
                           : fs::path(f.calibration);

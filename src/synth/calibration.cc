@@ -81,10 +81,15 @@ Result<Calibration> LoadCalibration(const std::filesystem::path& file) {
   return c;
 }
 
+std::string CurveKey(const std::string& op, DType dtype) {
+  return dtype == DType::kF32 ? op : op + "@" + DTypeName(dtype);
+}
+
 namespace {
 
 struct Probe {
   std::string op;
+  std::string key;  // the curve's name: the op for fp32, "op@bf16" for another dtype
   Graph graph;
   std::vector<Variant> sets;  // sets[0] is the main one
 };
@@ -92,10 +97,11 @@ struct Probe {
 // The op alone on its default input: its free sizes first at their smallest valid values (so
 // the first point is the call's overhead), then doubled one after another, round-robin (so
 // shapes grow the way sizing grows them), while the peak memory stays under max_bytes.
-Result<Probe> MakeProbe(const std::string& op, double max_bytes) {
+Result<Probe> MakeProbe(const std::string& op, DType dtype, double max_bytes) {
   Rng rng(0x6b66);  // the same probe every run
   DrawOptions d;
   d.only = op;
+  d.dtype = dtype;
   auto g = DrawGraph(d, rng);
   if (!g.ok()) return g.status();
   auto main = Infer(*g, MainValues(*g));
@@ -112,7 +118,7 @@ Result<Probe> MakeProbe(const std::string& op, double max_bytes) {
     for (int v : free) cur[v] *= 2;
   }
   if (!Infer(*g, ValuesOf(*g, cur)).ok()) return Status::Invalid(op + ": no small size is valid");
-  Probe p{op, *g, {cur}};
+  Probe p{op, CurveKey(op, dtype), *g, {cur}};
   for (size_t k = 0; !free.empty() && p.sets.size() < 48; ++k) {
     size_t at = k % free.size();
     Variant next = cur;
@@ -140,19 +146,32 @@ Result<Calibration> Calibrate(const CalibrateOptions& opt, Checker& checker) {
   std::error_code ec;
   std::filesystem::create_directories(opt.work_dir, ec);
   if (ec) return Status::IoError("cannot create " + opt.work_dir.string() + ": " + ec.message());
+  std::vector<DType> dtypes;
+  for (const auto& name : opt.dtypes) {
+    DType d;
+    if (!DTypeFromName(name, &d)) return Status::Invalid("unknown dtype " + name);
+    dtypes.push_back(d);
+  }
   std::vector<Probe> probes;
   std::vector<std::filesystem::path> files;
   for (const auto& op : ops) {
-    auto p = MakeProbe(op, opt.max_bytes);
-    if (!p.ok())
-      return Status::Invalid("calibration probe for " + op + ": " + p.status().message());
-    std::vector<Variant> rest(p->sets.begin() + 1, p->sets.end());
-    auto file = opt.work_dir / ("probe_" + op + ".py");
-    std::ofstream out(file, std::ios::binary | std::ios::trunc);
-    out << EmitProblem(p->graph, rest, "Calibration probe for " + op + ".");
-    if (!out) return Status::IoError("cannot write " + file.string());
-    files.push_back(file);
-    probes.push_back(std::move(*p));
+    const OpSpec* spec = FindOp(op);
+    if (spec == nullptr) return Status::Invalid("unknown op " + op);
+    for (DType dt : dtypes) {
+      if (!(spec->dtypes & DTypeBit(dt))) continue;  // never drawn in this dtype
+      auto p = MakeProbe(op, dt, opt.max_bytes);
+      if (!p.ok()) {
+        return Status::Invalid("calibration probe for " + CurveKey(op, dt) + ": " +
+                               p.status().message());
+      }
+      std::vector<Variant> rest(p->sets.begin() + 1, p->sets.end());
+      auto file = opt.work_dir / ("probe_" + p->key + ".py");
+      std::ofstream out(file, std::ios::binary | std::ios::trunc);
+      out << EmitProblem(p->graph, rest, "Calibration probe for " + p->key + ".");
+      if (!out) return Status::IoError("cannot write " + file.string());
+      files.push_back(file);
+      probes.push_back(std::move(*p));
+    }
   }
   auto times = checker.Time(files, opt.stop_ms);
   if (!times.ok()) return times.status();
@@ -161,7 +180,7 @@ Result<Calibration> Calibrate(const CalibrateOptions& opt, Checker& checker) {
     const auto& t = (*times)[i];
     const Probe& p = probes[i];
     if (t.empty()) {  // even its smallest size failed: the op keeps the fallback curve
-      cal.skipped.push_back(p.op);
+      cal.skipped.push_back(p.key);
       continue;
     }
     const OpSpec* spec = FindOp(p.op);
@@ -180,7 +199,7 @@ Result<Calibration> Calibrate(const CalibrateOptions& opt, Checker& checker) {
     }
     OpCurve curve;
     CurveFromJson(points, &curve);
-    cal.ops[p.op] = std::move(curve);
+    cal.ops[p.key] = std::move(curve);
   }
   if (cal.ops.count("relu")) cal.fallback = cal.ops["relu"];
   if (cal.ops.count("matmul")) cal.fallback_heavy = cal.ops["matmul"];

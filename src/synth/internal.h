@@ -27,6 +27,8 @@ Result<Graph> DrawGraph(const DrawOptions& opt, Rng& rng);
 std::vector<std::string> OpNames(const Graph& g);
 
 // ---- sizing ------------------------------------------------------------------------------
+// The calibration's name for an op's curve in a dtype: "relu", "relu@bf16".
+std::string CurveKey(const std::string& op, DType dtype);
 double PredictMs(const Graph& g, const Inference& inf, const Calibration& cal);
 // Inputs, every intermediate value and the parameters, in bytes: an upper bound of what eager
 // PyTorch holds at once.

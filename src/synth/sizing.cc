@@ -62,7 +62,9 @@ double PredictMs(const Graph& g, const Inference& inf, const Calibration& cal) {
     std::vector<Shape> in;
     for (int a : n.args) in.push_back(inf.shapes[a]);
     Cost c = spec->cost(n, in, inf.shapes[n.value], ElemBytes(g.dtype));
-    auto it = cal.ops.find(n.op);
+    // The op's curve in the graph's dtype, else in fp32, else relu's or matmul's.
+    auto it = cal.ops.find(CurveKey(n.op, g.dtype));
+    if (it == cal.ops.end()) it = cal.ops.find(n.op);
     const OpCurve& curve = it != cal.ops.end() ? it->second
                            : spec->heavy       ? cal.fallback_heavy
                                                : cal.fallback;

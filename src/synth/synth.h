@@ -82,11 +82,15 @@ nlohmann::json CalibrationJson(const Calibration& c);
 
 struct CalibrateOptions {
   std::vector<std::string> ops;  // empty: every op
-  double stop_ms = 30;           // time sizes up to the first that takes this long
+  // One curve per op and dtype ("relu", "relu@bf16"): a bf16 GEMM on a GPU is many times
+  // faster than an fp32 one, not just half the bytes.
+  std::vector<std::string> dtypes = {"fp32"};
+  double stop_ms = 30;  // time sizes up to the first that takes this long
   double max_bytes = 1ull << 30;
   std::filesystem::path work_dir;  // probe problems are written here
 };
-// Times one single-op probe per op at doubling sizes and fits its rate.
+// Times one single-op probe per op and dtype at doubling sizes; a probe that cannot run (the
+// backend lacks the kernel) is listed in `skipped` and its fp32 curve stands in.
 Result<Calibration> Calibrate(const CalibrateOptions& opt, Checker& checker);
 
 // ---- benchmark decontamination -----------------------------------------------------------

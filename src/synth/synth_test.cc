@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "synth/internal.h"
+#include "synth/ops.h"
 
 namespace kf::synth {
 namespace {
@@ -263,6 +264,40 @@ TEST(Calibrate, OneCurvePerOpThatRoundTrips) {
   std::ofstream(f) << "{\"ops\": {\"relu\": [[1, -2]]}}";
   EXPECT_FALSE(LoadCalibration(f).ok());
   fs::remove_all(o.work_dir);
+}
+
+TEST(Calibrate, ACurvePerDtypeAndPredictionsUseIt) {
+  LinearTimer timer;
+  CalibrateOptions o;
+  o.ops = {"relu", "var"};  // var is never drawn in fp16
+  o.dtypes = {"fp32", "bf16", "fp16"};
+  o.work_dir = fs::temp_directory_path() / ("kforge-cal-dt-" + std::to_string(getpid()));
+  auto cal = Calibrate(o, timer);
+  ASSERT_TRUE(cal.ok()) << cal.status().message();
+  std::set<std::string> keys;
+  for (const auto& [k, c] : cal->ops) keys.insert(k);
+  EXPECT_EQ(keys, (std::set<std::string>{"relu", "relu@bf16", "relu@fp16", "var", "var@bf16"}));
+  fs::remove_all(o.work_dir);
+
+  // A bf16 graph reads the bf16 curve; an fp16 graph without one reads the fp32 curve.
+  Calibration c;
+  c.ops["relu"].points = {{1, 1}, {1e12, 1e12}};       // 1 ms per unit of work
+  c.ops["relu@bf16"].points = {{1, 0.5}, {1e12, 5e11}};  // twice as fast
+  auto graph = [](DType dt) {
+    Graph g;
+    g.dtype = dt;
+    Rng rng(1);
+    Builder b(&g, &rng);
+    int x = b.NewInput({b.NewVar("batch_size", VarRole::kBatch, 4),
+                        b.NewVar("features", VarRole::kFeature, 8)});
+    EXPECT_TRUE(b.Apply("relu", x));
+    return g;
+  };
+  auto predict = [&](const Graph& g) { return PredictMs(g, *Infer(g, MainValues(g)), c); };
+  const double bytes_bf16 = 2.0 * 32 * 2;  // read and write 32 elements of 2 bytes
+  EXPECT_DOUBLE_EQ(predict(graph(DType::kBF16)), 0.5 * bytes_bf16);
+  EXPECT_DOUBLE_EQ(predict(graph(DType::kF16)), 1.0 * bytes_bf16);
+  EXPECT_DOUBLE_EQ(predict(graph(DType::kF32)), 1.0 * 2 * 32 * 4);
 }
 
 TEST(OpCurve, InterpolatesAndExtrapolates) {
