@@ -78,7 +78,18 @@ int RunCalibrate(const SynthFlags& f, const std::string& backend) {
   cal->backend = backend;
   cal->device = eval::DeviceModel(backend);
   std::ofstream out(f.calibrate, std::ios::binary | std::ios::trunc);
-  out << synth::CalibrationJson(*cal).dump(2) << "\n";
+  // One line per curve: readable, and a recalibration diffs by op.
+  auto j = synth::CalibrationJson(*cal);
+  auto ops = j["ops"];
+  j.erase("ops");
+  std::string head = j.dump();
+  out << head.substr(0, head.size() - 1) << ",\n\"ops\": {\n";
+  size_t i = 0;
+  for (const auto& [name, points] : ops.items()) {
+    out << "  " << nlohmann::json(name).dump() << ": " << points.dump()
+        << (++i < ops.size() ? ",\n" : "\n");
+  }
+  out << "}}\n";
   if (!out) {
     std::cerr << "kforge synth --calibrate: cannot write " << f.calibrate << "\n";
     return kExitInfra;

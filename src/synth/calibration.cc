@@ -2,6 +2,8 @@
 // shape variants double its leading free size, timed on the backend by the Checker.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -24,6 +26,13 @@ double OpCurve::Ms(double work) const {
 }
 
 namespace {
+
+// Times kept to 4 significant digits: a measurement's noise is larger than that.
+double Round4(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", x);
+  return std::strtod(buf, nullptr);
+}
 
 json CurveJson(const OpCurve& c) {
   json j = json::array();
@@ -195,7 +204,7 @@ Result<Calibration> Calibrate(const CalibrateOptions& opt, Checker& checker) {
         Cost c = spec->cost(n, in, inf->shapes[n.value], p.graph.dtype == DType::kF32 ? 4 : 2);
         w += spec->heavy ? c.flops : c.bytes;
       }
-      points.push_back({w, std::max(t[k], 1e-6)});
+      points.push_back({w, Round4(std::max(t[k], 1e-6))});
     }
     OpCurve curve;
     CurveFromJson(points, &curve);
