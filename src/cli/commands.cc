@@ -17,6 +17,8 @@ const std::vector<Command>& Commands() {
       WorkerCommand(),
       McpCommand(),
       DoctorCommand(),
+      SynthCommand(),
+      DataCommand(),
   };
   return kCommands;
 }
