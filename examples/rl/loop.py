@@ -246,6 +246,21 @@ def run_round(args, url, policy, problems, round_, nonce, rec, deadline):
         groups.append(g)
         samples.append(s)
     answers, wall = send_groups(url, groups, deadline, args.request_timeout_s)
+    # A sample without a reward (infra_error: e.g. the machine too busy to time it; kforge
+    # never stores those) is the service's miss, not the policy's: send its group again, as a
+    # trainer would. Samples that have a verdict are answered from the store (a job's id is
+    # its content hash), and the group's statistics and BDR decision are made on all of it.
+    retried = 0
+    for attempt in range(args.retries):
+        again = [i for i, a in enumerate(answers) if None in a["rewards"]]
+        if not again:
+            break
+        retried += len(again)
+        time.sleep(min(args.retry_wait_s * (attempt + 1), deadline.left("a group sent again")))
+        more, w = send_groups(url, [groups[i] for i in again], deadline, args.request_timeout_s)
+        wall += w
+        for i, a in zip(again, more):
+            answers[i] = a
     by_id = {p.id: p for p, _ in problems}
     for g, s, a in zip(groups, samples, answers):
         for sample, reply, result in zip(s, g["candidates"], a["results"]):
@@ -260,6 +275,7 @@ def run_round(args, url, policy, problems, round_, nonce, rec, deadline):
         k[r["status"] or "none"] = k.get(r["status"] or "none", 0) + 1
     done = sum(1 for r in rows if r["reward"] is not None)
     return {"groups": len(groups), "samples": len(rows), "wall_s": round(wall, 2),
+            "groups_resent": retried,
             "verdicts_per_s": round(done / wall, 3) if wall > 0 else None,
             "status": statuses, "status_by_kind": by_kind,
             "reward": quantiles(r["reward"] for r in rows),
@@ -377,6 +393,10 @@ def parse_args(argv):
     ap.add_argument("--rft-k", type=int, default=4)
     ap.add_argument("--cheat-reward", type=float, default=-1.0)
     ap.add_argument("--request-timeout-s", type=int, default=900)
+    ap.add_argument("--retries", type=int, default=2,
+                    help="times a group with a sample left without a reward is sent again")
+    ap.add_argument("--retry-wait-s", type=float, default=5,
+                    help="pause before the n-th resend: n times this (a busy machine calms)")
     ap.add_argument("--deadline-s", type=float, default=3600, help="the whole run's limit")
     args = ap.parse_args(argv)
     args.out = os.path.abspath(args.out)
