@@ -96,6 +96,9 @@ class Service:
         with open(self.log, "w") as logf:
             self.proc = subprocess.Popen(argv, stdout=logf, stderr=subprocess.STDOUT, cwd=ROOT,
                                          start_new_session=True)
+        # Its process group, for a wrapper that must clean up after a loop killed outright.
+        with open(os.path.join(args.out, name + ".pid"), "w") as f:
+            f.write("%d\n" % self.proc.pid)
 
     def wait_up(self, deadline, limit_s=120):
         end = time.monotonic() + min(limit_s, deadline.left("kforge serve started"))
@@ -112,18 +115,42 @@ class Service:
         raise LoopError("kforge serve did not answer /healthz in %d s; %s:\n%s"
                         % (limit_s, self.log, tail(self.log)))
 
-    def stop(self):
-        """SIGTERM to its group (the service finishes the jobs in hand), SIGKILL after 60 s."""
-        if self.proc.poll() is not None:
-            return
+    def stop(self, grace_s=60):
+        """SIGTERM to its group (the service finishes the jobs in hand), SIGKILL after
+        grace_s."""
+        if self.proc.poll() is None:
+            kill_group(self.proc, grace_s)
+
+
+def kill_group(proc, grace_s):
+    """Ends a process started in a session of its own, and everything it started."""
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=grace_s)
+    except ProcessLookupError:
+        pass
+    except subprocess.TimeoutExpired:
         try:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            self.proc.wait(timeout=60)
+            os.killpg(proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+        proc.wait(timeout=30)
+
+
+def run_logged(argv, log, timeout_s, what):
+    """Runs a kforge command in a session of its own, output to `log`; on timeout its whole
+    group is ended (synth and data start Python runners of their own)."""
+    with open(log, "w") as logf:
+        proc = subprocess.Popen(argv, stdout=logf, stderr=subprocess.STDOUT, cwd=ROOT,
+                                start_new_session=True)
+        try:
+            return proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=30)
+            kill_group(proc, 5)
+            raise LoopError("%s ran past --deadline-s; %s:\n%s" % (what, log, tail(log)))
+        except BaseException:
+            kill_group(proc, 5)
+            raise
 
 
 def eval_flags(args):
@@ -155,12 +182,7 @@ def run_synth(args, deadline):
         argv.append("--force")
     log = os.path.join(args.out, "synth.log")
     t0 = time.monotonic()
-    with open(log, "w") as logf:
-        try:
-            rc = subprocess.run(argv, stdout=logf, stderr=subprocess.STDOUT, cwd=ROOT,
-                                timeout=deadline.left("kforge synth")).returncode
-        except subprocess.TimeoutExpired:
-            raise LoopError("kforge synth ran past --deadline-s; %s:\n%s" % (log, tail(log)))
+    rc = run_logged(argv, log, deadline.left("kforge synth"), "kforge synth")
     # 1: fewer problems than asked at some level (what was kept is used); else a failure.
     if rc not in (0, 1) or not os.path.exists(manifest):
         raise LoopError("kforge synth exited with %d; %s:\n%s" % (rc, log, tail(log)))
@@ -311,9 +333,7 @@ def run_rft(args, deadline):
     if args.python:
         argv += ["--python", args.python]
     log = os.path.join(args.out, "data-rft.log")
-    with open(log, "w") as logf:
-        rc = subprocess.run(argv, stdout=logf, stderr=subprocess.STDOUT, cwd=ROOT,
-                            timeout=min(300, deadline.left("kforge data rft"))).returncode
+    rc = run_logged(argv, log, min(300, deadline.left("kforge data rft")), "kforge data rft")
     # 1: no example (the rft_nonempty check says so); 2, 3: it could not run.
     if rc not in (0, 1) or not os.path.exists(out):
         raise LoopError("kforge data rft exited with %d; %s:\n%s" % (rc, log, tail(log)))
@@ -491,6 +511,12 @@ def main(argv=None):
                "group_size": args.group_size, "rounds": {}, "groups": {}, "bdr": {},
                "checks": []}
     services = []
+
+    def terminated(signum, frame):
+        raise LoopError("stopped by signal %d" % signum)
+    # A wrapper's `timeout` sends SIGTERM: end the services and write the summary first.
+    signal.signal(signal.SIGTERM, terminated)
+    grace_s = 60
     try:
         run(args, summary, services, Deadline(args.deadline_s))
         rc = 0 if summary["checks"] and all(c["passed"] for c in summary["checks"]) else 1
@@ -499,9 +525,11 @@ def main(argv=None):
             else str(e)
         print("loop: " + summary["error"], file=sys.stderr)
         rc = 2
+        grace_s = 5  # out of time or broken: do not wait for the jobs in hand
     finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         for svc in services:
-            svc.stop()
+            svc.stop(grace_s)
         summary["wall_s"] = round(time.monotonic() - t_start, 2)
         with open(os.path.join(args.out, "summary.json"), "w") as f:
             json.dump(summary, f, indent=1, sort_keys=True)
