@@ -117,7 +117,6 @@ class Problem:
         self.forward = [l for l in body[fwd + 1:] if l.strip()]
         self.calls = [self._match(l) for l in self.forward]
         self.replaced = sum(c is not None for c in self.calls)
-        self.returns_kernel = self.calls[-1] is not None
         self.args = [a.strip() for a in self.signature.split("(", 1)[1].split(")")[0].split(",")]
         self.args = self.args[1:]  # without self
         randn = set(re.findall(r"^    (%s) = torch\.randn\(" % _ID, self.source, re.M))
