@@ -87,7 +87,9 @@ static void check_input(const torch::Tensor& x, const char* what) {
 _CPU_LOOP = {
     "loop": "for (int64_t i = 0; i < n; ++i) { BODY(i); }",
     "unroll4": ("int64_t i = 0;\n"
-                "    for (; i + 4 <= n; i += 4) { BODY(i); BODY(i + 1); BODY(i + 2); BODY(i + 3); }\n"
+                "    for (; i + 4 <= n; i += 4) {\n"
+                "        BODY(i); BODY(i + 1); BODY(i + 2); BODY(i + 3);\n"
+                "    }\n"
                 "    for (; i < n; ++i) { BODY(i); }"),
 }
 
@@ -102,7 +104,8 @@ static void unary_impl(const scalar_t* in, scalar_t* out, int64_t n, int64_t op,
 template <typename scalar_t>
 static void binary_impl(const scalar_t* p, const scalar_t* q, scalar_t* out, int64_t n,
                         int64_t op) {
-#define BODY(i) out[i] = static_cast<scalar_t>(apply_bin(op, static_cast<float>(p[i]), static_cast<float>(q[i])))
+#define BODY(i) \
+    out[i] = static_cast<scalar_t>(apply_bin(op, static_cast<float>(p[i]), static_cast<float>(q[i])))
     LOOP
 #undef BODY
 }
@@ -110,7 +113,9 @@ static void binary_impl(const scalar_t* p, const scalar_t* q, scalar_t* out, int
 template <typename scalar_t>
 static void channel_impl(const scalar_t* p, const scalar_t* q, scalar_t* out, int64_t n,
                          int64_t channels, int64_t inner, int64_t op) {
-#define BODY(i) out[i] = static_cast<scalar_t>(apply_bin(op, static_cast<float>(p[i]), static_cast<float>(q[((i) / inner) % channels])))
+#define BODY(i)                                                        \
+    out[i] = static_cast<scalar_t>(apply_bin(op, static_cast<float>(p[i]), \
+                                             static_cast<float>(q[((i) / inner) % channels])))
     LOOP
 #undef BODY
 }
@@ -172,7 +177,9 @@ static Chain make_chain(const std::vector<int64_t>& ops, const std::vector<doubl
 }
 template <typename scalar_t>
 static void chain_impl(const scalar_t* in, scalar_t* out, int64_t n, const Chain& c) {
-    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<scalar_t>(apply_chain(c, static_cast<float>(in[i])));
+    for (int64_t i = 0; i < n; ++i) {
+        out[i] = static_cast<scalar_t>(apply_chain(c, static_cast<float>(in[i])));
+    }
 }
 
 torch::Tensor chain(torch::Tensor x, std::vector<int64_t> ops, std::vector<double> as,
@@ -218,7 +225,8 @@ template <typename scalar_t>
 __global__ void binary_kernel(const scalar_t* __restrict__ p, const scalar_t* __restrict__ q,
                               scalar_t* __restrict__ out, int64_t n, int64_t op) {
     GRID_LOOP(i) {
-        out[i] = static_cast<scalar_t>(apply_bin(op, static_cast<float>(p[i]), static_cast<float>(q[i])));
+        out[i] = static_cast<scalar_t>(apply_bin(op, static_cast<float>(p[i]),
+                                                 static_cast<float>(q[i])));
     }
 }
 

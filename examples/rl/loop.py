@@ -349,14 +349,25 @@ def checks(args, summary, rows, rft):
                   for k, gs in summary["groups"].items()}
     out.append(("every_group_rewarded", not any(incomplete.values()),
                 {"groups_missing_rewards": incomplete}))
+    # No broken or cheating sample may pass (that would be a hacked reward), and each must get
+    # the status its mutation calls for.
     unexpected = [(r["group_id"], r["mutation"], r["status"]) for r in rows
-                  if r["status"] != r["expect"]]
-    out.append(("verdicts_as_expected", not unexpected, unexpected[:20]))
+                  if r["kind"] != "honest" and r["status"] != r["expect"]]
+    out.append(("broken_and_cheats_as_expected", not unexpected, unexpected[:20]))
+    # Honest answers are correct by construction, up to rounding: one that fails is a finding
+    # about the problem (its tolerance against its conditioning) or about kforge, listed here.
+    honest = [r for r in rows if r["kind"] == "honest"]
+    failed = [(r["group_id"], r["variant"], r["status"],
+               next((d["message"][:160] for d in r["verdict"].get("diagnostics", [])
+                     if d.get("severity") == "error"), "")) for r in honest if r["status"] != "ok"]
+    out.append(("honest_answers_pass", bool(honest) and not failed,
+                {"honest": len(honest), "failed": failed[:10]}))
     cheats = [r for r in rows if r["kind"] == "cheat"]
     out.append(("cheats_get_cheat_reward",
                 bool(cheats) and all(r["status"] == "cheat" and r["reward"] == args.cheat_reward
                                      for r in cheats),
-                "%d cheats, rewards %s" % (len(cheats), sorted({str(r["reward"]) for r in cheats}))))
+                "%d cheats, rewards %s" % (len(cheats),
+                                           sorted({str(r["reward"]) for r in cheats}))))
     r1 = rounds["1"]
     out.append(("bdr_recorded_all_failed", 0 < r1["bdr_recorded"] == r1["all_failed"],
                 "%d all-failed, %d recorded" % (r1["all_failed"], r1["bdr_recorded"])))

@@ -290,7 +290,8 @@ class ScriptedPolicy:
     # ---- cheats ------------------------------------------------------------------------
     def _decoy_forward(self, p):
         """The reference's forward beside a library call whose result is dropped."""
-        return ["        _unused = _k.unary(%s.contiguous(), 0, 0.0, 0.0)" % p.float_arg] + p.forward
+        decoy = "        _unused = _k.unary(%s.contiguous(), 0, 0.0, 0.0)" % p.float_arg
+        return [decoy] + p.forward
 
     def timer_patch(self, p, r, variant):
         patch = _timer_patch(self.backend)
