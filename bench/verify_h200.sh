@@ -29,8 +29,9 @@ for phase in "$@"; do
         grep -v '^PASS' "$out/redteam-$policy.log" | head -5
       done ;;
     untrusted)
-      KFORGE_TEST_BACKEND=cuda python3 tests/serve/test_untrusted.py "$kforge" \
-        "$KFORGE_TEST_CACHE" > "$out/untrusted.log" 2>&1
+      KFORGE_TEST_BACKEND=cuda KFORGE_TEST_SERVE_START_S=${SERVE_START_S:-240} \
+        python3 tests/serve/test_untrusted.py "$kforge" "$KFORGE_TEST_CACHE" \
+        > "$out/untrusted.log" 2>&1
       echo "untrusted: exit $? $(tail -1 "$out/untrusted.log")" ;;
     examples)
       python3 tests/integration/eval_examples.py --kforge "$kforge" --backend cuda \
