@@ -372,6 +372,11 @@ std::optional<Verdict> Evaluator::Lookup(const fs::path& problem_path,
   return **v;
 }
 
+std::string Evaluator::StoreKey(const std::string& problem_hash,
+                                const std::string& candidate_hash) {
+  return impl_->StoreKey(problem_hash, candidate_hash);
+}
+
 std::string Evaluator::Impl::StoreKey(const std::string& problem_hash,
                                       const std::string& candidate_hash) {
   std::lock_guard<std::mutex> g(env_mu);

@@ -1,13 +1,13 @@
 #include "store/store.h"
 
-#include <sqlite3.h>
-
 #include <chrono>
 #include <cstdint>
 #include <iterator>
 #include <string_view>
 #include <system_error>
 #include <utility>
+
+#include "store/sqlite.h"
 
 namespace kf::store {
 namespace {
@@ -35,29 +35,48 @@ CREATE TABLE verdicts (
 );
 CREATE INDEX verdicts_by_problem ON verdicts(problem_hash);
 )sql",
+    // 2: bench runs (which verdicts a run had, with their numbers as columns for the web UI's
+    // lists and leaderboards) and the source texts of candidates and problems.
+    R"sql(
+CREATE TABLE runs (
+  id             INTEGER PRIMARY KEY AUTOINCREMENT,
+  model          TEXT NOT NULL,
+  started_at     TEXT NOT NULL,
+  recorded_at_ms INTEGER NOT NULL,
+  backend        TEXT NOT NULL,
+  device         TEXT NOT NULL,
+  policy         TEXT NOT NULL,
+  k              INTEGER NOT NULL,
+  samples        INTEGER NOT NULL,
+  overall_json   TEXT NOT NULL,
+  results_json   TEXT NOT NULL
+);
+CREATE TABLE run_samples (
+  run_id             INTEGER NOT NULL REFERENCES runs(id),
+  problem_id         TEXT NOT NULL,
+  level              TEXT NOT NULL,
+  problem            TEXT NOT NULL,
+  sample_index       INTEGER NOT NULL,
+  sample_path        TEXT NOT NULL,
+  verdict_key        TEXT NOT NULL,
+  problem_hash       TEXT NOT NULL,
+  candidate_hash     TEXT NOT NULL,
+  status             TEXT NOT NULL,
+  reward             REAL,
+  speedup_vs_eager   REAL,
+  speedup_vs_compile REAL,
+  candidate_ms       REAL,
+  from_store         INTEGER NOT NULL
+);
+CREATE INDEX run_samples_by_run ON run_samples(run_id, problem_id, sample_index);
+CREATE INDEX run_samples_by_problem ON run_samples(problem_id, status, speedup_vs_eager);
+CREATE TABLE texts (
+  hash TEXT PRIMARY KEY,
+  text TEXT NOT NULL
+);
+)sql",
 };
 static_assert(std::size(kMigrations) == Store::kSchemaVersion);
-
-// SQLite result codes mapped to our fixed set, so callers can tell "bad file" from "busy".
-Status FromSqlite(int rc, const std::string& what) {
-  std::string msg = what + " (sqlite: " + sqlite3_errstr(rc) + ")";
-  switch (rc & 0xff) {  // the primary code; extended codes carry it in the low byte
-    case SQLITE_NOTADB:
-    case SQLITE_CORRUPT:
-      return Status::Invalid(msg);
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-      return Status::Timeout(msg);
-    case SQLITE_CANTOPEN:
-    case SQLITE_IOERR:
-    case SQLITE_FULL:
-    case SQLITE_READONLY:
-    case SQLITE_PERM:
-      return Status::IoError(msg);
-    default:
-      return Status::Internal(msg);
-  }
-}
 
 // The same code with `where` (which file) in front of the message.
 Status WithContext(const Status& s, const std::string& where) {
@@ -81,148 +100,7 @@ Status WithContext(const Status& s, const std::string& where) {
   return Status::Internal(msg);
 }
 
-int64_t NowMs() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
-
-// Candidate text (compiler output, excerpts) may hold invalid UTF-8; replace rather than throw.
-std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
-
 }  // namespace
-
-// RAII owner of one prepared statement. Binding indices are 1-based as in SQLite.
-class Statement {
- public:
-  Statement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
-  ~Statement() { sqlite3_finalize(stmt_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-
-  Status Bind(int i, std::string_view text) {
-    return Check(
-        sqlite3_bind_text(stmt_, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT));
-  }
-  Status Bind(int i, int64_t x) { return Check(sqlite3_bind_int64(stmt_, i, x)); }
-  Status Bind(int i, std::optional<double> x) {
-    return Check(x ? sqlite3_bind_double(stmt_, i, *x) : sqlite3_bind_null(stmt_, i));
-  }
-
-  // True when a row is ready, false when the statement is done.
-  Result<bool> Step() {
-    int rc = sqlite3_step(stmt_);
-    if (rc == SQLITE_ROW) {
-      return true;
-    }
-    if (rc == SQLITE_DONE) {
-      return false;
-    }
-    return FromSqlite(rc, sqlite3_errmsg(db_));
-  }
-
-  std::string Text(int col) const {
-    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
-    return p ? std::string(p, sqlite3_column_bytes(stmt_, col)) : std::string();
-  }
-  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
-
- private:
-  Status Check(int rc) {
-    return rc == SQLITE_OK ? Status::Ok() : FromSqlite(rc, sqlite3_errmsg(db_));
-  }
-  sqlite3* db_;
-  sqlite3_stmt* stmt_;
-};
-
-// RAII owner of the sqlite3 connection.
-class Connection {
- public:
-  explicit Connection(sqlite3* db) : db_(db) {}
-  ~Connection() { sqlite3_close_v2(db_); }
-  Connection(const Connection&) = delete;
-  Connection& operator=(const Connection&) = delete;
-
-  Status Exec(const char* sql, const std::string& what) {
-    char* err = nullptr;
-    int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &err);
-    std::string detail = err ? err : "";
-    sqlite3_free(err);
-    if (rc == SQLITE_OK) {
-      return Status::Ok();
-    }
-    return FromSqlite(rc, what + ": " + detail);
-  }
-
-  Result<std::unique_ptr<Statement>> Prepare(const char* sql) {
-    sqlite3_stmt* stmt = nullptr;
-    int rc = sqlite3_prepare_v2(db_, sql, -1, &stmt, nullptr);
-    if (rc != SQLITE_OK) {
-      sqlite3_finalize(stmt);
-      return FromSqlite(rc, std::string("prepare: ") + sqlite3_errmsg(db_));
-    }
-    return std::make_unique<Statement>(db_, stmt);
-  }
-
-  // Brings the schema to kSchemaVersion in one write transaction, so two processes opening a
-  // new file at once cannot both run a migration.
-  Status Migrate() {
-    if (Status s = Exec("BEGIN IMMEDIATE", "begin migration"); !s.ok()) {
-      return s;
-    }
-    Status s = MigrateLocked();
-    if (!s.ok()) {
-      Exec("ROLLBACK", "rollback migration");
-      return s;
-    }
-    return Exec("COMMIT", "commit migration");
-  }
-
- private:
-  Status MigrateLocked() {
-    Status s = Exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
-                    "create schema_version");
-    if (!s.ok()) {
-      return s;
-    }
-    auto q = Prepare("SELECT MAX(version) FROM schema_version");
-    if (!q.ok()) {
-      return q.status();
-    }
-    auto row = (*q)->Step();
-    if (!row.ok()) {
-      return row.status();
-    }
-    const int64_t version = (*q)->Int(0);  // NULL (empty table) reads as 0
-    if (version > Store::kSchemaVersion) {
-      return Status::Invalid("database schema version " + std::to_string(version) +
-                             " is newer than this kforge supports (" +
-                             std::to_string(Store::kSchemaVersion) + ")");
-    }
-    for (int64_t v = version; v < Store::kSchemaVersion; ++v) {
-      s = Exec(kMigrations[v], "migrate schema to version " + std::to_string(v + 1));
-      if (!s.ok()) {
-        return s;
-      }
-    }
-    if (version == Store::kSchemaVersion) {
-      return Status::Ok();
-    }
-    s = Exec("DELETE FROM schema_version", "update schema_version");
-    if (!s.ok()) {
-      return s;
-    }
-    auto ins = Prepare("INSERT INTO schema_version(version) VALUES (?)");
-    if (!ins.ok()) {
-      return ins.status();
-    }
-    if (s = (*ins)->Bind(1, int64_t{Store::kSchemaVersion}); !s.ok()) {
-      return s;
-    }
-    return (*ins)->Step().status();
-  }
-
-  sqlite3* db_;
-};
 
 Result<std::unique_ptr<Store>> Store::Open(const std::filesystem::path& path) {
   const std::string where = "store " + path.string();
@@ -253,7 +131,7 @@ Result<std::unique_ptr<Store>> Store::Open(const std::filesystem::path& path) {
   if (Status s = db->Exec("PRAGMA synchronous=NORMAL", where); !s.ok()) {
     return s;
   }
-  if (Status s = db->Migrate(); !s.ok()) {
+  if (Status s = db->Migrate(kMigrations, Store::kSchemaVersion); !s.ok()) {
     return WithContext(s, where);
   }
   return std::unique_ptr<Store>(new Store(std::move(db)));

@@ -77,7 +77,8 @@ TEST_F(StoreTest, OpenCreatesFileParentsAndSchema) {
   auto store = MustOpen(path);
   ASSERT_NE(store, nullptr);
   EXPECT_TRUE(fs::exists(path));
-  EXPECT_EQ(Query(path, "SELECT version FROM schema_version"), "1");
+  EXPECT_EQ(Query(path, "SELECT version FROM schema_version"),
+            std::to_string(Store::kSchemaVersion));
   EXPECT_EQ(Query(path, "PRAGMA journal_mode"), "wal");
 }
 

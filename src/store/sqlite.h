@@ -1,0 +1,197 @@
+// sqlite: RAII wrappers of SQLite's connection and statements, internal to the store. Every
+// SQLite error comes out as a kf::Status (FromSqlite).
+//
+// Thread-safety: none; the Store's mutex serialises all use of one Connection.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace kf::store {
+
+// SQLite result codes mapped to our fixed set, so callers can tell "bad file" from "busy".
+inline Status FromSqlite(int rc, const std::string& what) {
+  std::string msg = what + " (sqlite: " + sqlite3_errstr(rc) + ")";
+  switch (rc & 0xff) {  // the primary code; extended codes carry it in the low byte
+    case SQLITE_NOTADB:
+    case SQLITE_CORRUPT:
+      return Status::Invalid(msg);
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return Status::Timeout(msg);
+    case SQLITE_CANTOPEN:
+    case SQLITE_IOERR:
+    case SQLITE_FULL:
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+      return Status::IoError(msg);
+    default:
+      return Status::Internal(msg);
+  }
+}
+
+// RAII owner of one prepared statement. Binding indices are 1-based as in SQLite.
+class Statement {
+ public:
+  Statement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  Status Bind(int i, std::string_view text) {
+    return Check(
+        sqlite3_bind_text(stmt_, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT));
+  }
+  Status Bind(int i, int64_t x) { return Check(sqlite3_bind_int64(stmt_, i, x)); }
+  Status Bind(int i, std::optional<double> x) {
+    return Check(x ? sqlite3_bind_double(stmt_, i, *x) : sqlite3_bind_null(stmt_, i));
+  }
+
+  // Ready to be run again with new bindings.
+  void Reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+
+  // True when a row is ready, false when the statement is done.
+  Result<bool> Step() {
+    int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) {
+      return true;
+    }
+    if (rc == SQLITE_DONE) {
+      return false;
+    }
+    return FromSqlite(rc, sqlite3_errmsg(db_));
+  }
+
+  std::string Text(int col) const {
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
+    return p ? std::string(p, sqlite3_column_bytes(stmt_, col)) : std::string();
+  }
+  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+  double Double(int col) const { return sqlite3_column_double(stmt_, col); }
+  bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+  std::optional<double> OptDouble(int col) const {
+    return IsNull(col) ? std::nullopt : std::optional<double>(Double(col));
+  }
+
+ private:
+  Status Check(int rc) {
+    return rc == SQLITE_OK ? Status::Ok() : FromSqlite(rc, sqlite3_errmsg(db_));
+  }
+  sqlite3* db_;
+  sqlite3_stmt* stmt_;
+};
+
+// RAII owner of the sqlite3 connection.
+class Connection {
+ public:
+  explicit Connection(sqlite3* db) : db_(db) {}
+  ~Connection() { sqlite3_close_v2(db_); }
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  Status Exec(const char* sql, const std::string& what) {
+    char* err = nullptr;
+    int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &err);
+    std::string detail = err ? err : "";
+    sqlite3_free(err);
+    if (rc == SQLITE_OK) {
+      return Status::Ok();
+    }
+    return FromSqlite(rc, what + ": " + detail);
+  }
+
+  int64_t LastInsertId() const { return sqlite3_last_insert_rowid(db_); }
+
+  Result<std::unique_ptr<Statement>> Prepare(const char* sql) {
+    sqlite3_stmt* stmt = nullptr;
+    int rc = sqlite3_prepare_v2(db_, sql, -1, &stmt, nullptr);
+    if (rc != SQLITE_OK) {
+      sqlite3_finalize(stmt);
+      return FromSqlite(rc, std::string("prepare: ") + sqlite3_errmsg(db_));
+    }
+    return std::make_unique<Statement>(db_, stmt);
+  }
+
+  // Brings the schema to version `count` (migrations[i] takes it from i to i + 1) in one write
+  // transaction, so two processes opening a new file at once cannot both run a migration.
+  Status Migrate(const char* const* migrations, int count) {
+    if (Status s = Exec("BEGIN IMMEDIATE", "begin migration"); !s.ok()) {
+      return s;
+    }
+    Status s = MigrateLocked(migrations, count);
+    if (!s.ok()) {
+      Exec("ROLLBACK", "rollback migration");
+      return s;
+    }
+    return Exec("COMMIT", "commit migration");
+  }
+
+ private:
+  Status MigrateLocked(const char* const* migrations, int count) {
+    Status s = Exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
+                    "create schema_version");
+    if (!s.ok()) {
+      return s;
+    }
+    auto q = Prepare("SELECT MAX(version) FROM schema_version");
+    if (!q.ok()) {
+      return q.status();
+    }
+    auto row = (*q)->Step();
+    if (!row.ok()) {
+      return row.status();
+    }
+    const int64_t version = (*q)->Int(0);  // NULL (empty table) reads as 0
+    if (version > count) {
+      return Status::Invalid("database schema version " + std::to_string(version) +
+                             " is newer than this kforge supports (" + std::to_string(count) + ")");
+    }
+    for (int64_t v = version; v < count; ++v) {
+      s = Exec(migrations[v], "migrate schema to version " + std::to_string(v + 1));
+      if (!s.ok()) {
+        return s;
+      }
+    }
+    if (version == count) {
+      return Status::Ok();
+    }
+    s = Exec("DELETE FROM schema_version", "update schema_version");
+    if (!s.ok()) {
+      return s;
+    }
+    auto ins = Prepare("INSERT INTO schema_version(version) VALUES (?)");
+    if (!ins.ok()) {
+      return ins.status();
+    }
+    if (s = (*ins)->Bind(1, int64_t{count}); !s.ok()) {
+      return s;
+    }
+    return (*ins)->Step().status();
+  }
+
+  sqlite3* db_;
+};
+
+inline int64_t NowMs() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+// Candidate text (compiler output, excerpts) may hold invalid UTF-8; replace rather than throw.
+inline std::string Dump(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace kf::store
