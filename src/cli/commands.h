@@ -37,6 +37,7 @@ Command DoctorCommand();
 #ifdef KFORGE_HAVE_NET
 Command ServeCommand();
 Command GenerateCommand();  // talks to a model server: needs the HTTP components
+Command UiCommand();        // the web UI over a store
 #endif
 
 }  // namespace kf::cli

@@ -8,6 +8,9 @@
 #include "serve/auth.h"
 #include "serve/front.h"
 #include "serve/metrics.h"
+#include "serve/recent.h"
+#include "serve/ui.h"
+#include "web/site.h"
 
 namespace kf::serve {
 namespace {
@@ -39,22 +42,34 @@ struct Answer {
 
 Answer Fail(const Status& s) { return {HttpCode(s), ErrorJson(s.message()), ""}; }
 
+int64_t NowMs() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
 std::chrono::milliseconds Ms(double s) {
   return std::chrono::milliseconds(static_cast<long long>(s * 1000));
 }
 
 class Service {
  public:
-  Service(const ServeOptions& opt, queue::Engine* engine, const ProblemRegistry* problems)
-      : opt_(opt), engine_(engine), problems_(problems), bearer_(MakeCheck(opt.token)) {}
+  Service(const ServeOptions& opt, queue::Engine* engine, const ProblemRegistry* problems,
+          RecentJobs* recent)
+      : opt_(opt),
+        engine_(engine),
+        problems_(problems),
+        recent_(recent),
+        bearer_(MakeCheck(opt.token)) {}
 
   void SetFront(const FrontServer* front) { front_ = front; }
+  // The web UI's pages do their own checks (a login cookie or the bearer token: web/site.h).
+  void SetUi(bool ui) { ui_ = ui; }
 
   // Before the body is read: the token, and a body that cannot be read as one. An answer here
   // leaves the body unread, so the connection is closed after it.
   bool Refuse(const httplib::Request& req, httplib::Response& res) {
     Answer a;
-    if (req.path != "/healthz" && !Authorized(req)) {
+    if (req.path != "/healthz" && !(ui_ && web::Site::Owns(req.path)) && !Authorized(req)) {
       a = {401,
            ErrorJson("missing or wrong bearer token: send 'Authorization: Bearer <token>' "
                      "(the token of kforge serve --token-env)"),
@@ -105,7 +120,8 @@ class Service {
 
   // Every item becomes a job first (so an unknown problem refuses the whole request before
   // anything runs), then all are submitted but those whose answer was not found.
-  Result<std::vector<queue::JobSpec>> Submit(const std::vector<ItemRequest>& items) {
+  Result<std::vector<queue::JobSpec>> Submit(const std::vector<ItemRequest>& items,
+                                             const std::string& route) {
     std::vector<queue::JobSpec> jobs;
     for (const auto& item : items) {
       auto j = problems_->MakeJob(item, opt_.backend, opt_.settings);
@@ -116,6 +132,7 @@ class Service {
       if (items[i].span && !items[i].span->found()) continue;
       auto v = engine_->Submit(jobs[i]);
       if (!v.ok()) return v.status();
+      recent_->Add(jobs[i], route, NowMs());
     }
     return jobs;
   }
@@ -160,7 +177,7 @@ class Service {
   Answer Evaluations(const json& body) {
     auto items = ParseItems(body, opt_.limits);
     if (!items.ok()) return Fail(items.status());
-    auto jobs = Submit(*items);
+    auto jobs = Submit(*items, "evaluations");
     if (!jobs.ok()) return Fail(jobs.status());
     json ids = json::array(), evals = json::array();
     for (const auto& j : *jobs) {
@@ -193,7 +210,7 @@ class Service {
     if (!items.ok()) return Fail(items.status());
     auto deadline = Deadline(body, req);
     if (!deadline.ok()) return Fail(deadline.status());
-    auto jobs = Submit(*items);
+    auto jobs = Submit(*items, "reward");
     if (!jobs.ok()) return Fail(jobs.status());
     auto views = WaitAll(*jobs, *items, *deadline);
     json results = json::array(), rewards = json::array();
@@ -210,7 +227,7 @@ class Service {
     if (!items.ok()) return Fail(items.status());
     auto deadline = Deadline(body, req);
     if (!deadline.ok()) return Fail(deadline.status());
-    auto jobs = Submit(*items);
+    auto jobs = Submit(*items, "openrlhf");
     if (!jobs.ok()) return Fail(jobs.status());
     return {200, OpenRlhfResponse(WaitAll(*jobs, *items, *deadline), *items, opt_.missing_reward),
             ""};
@@ -222,7 +239,7 @@ class Service {
     auto deadline = Deadline(body, req);
     if (!deadline.ok()) return Fail(deadline.status());
     std::vector<ItemRequest> items = {*item};
-    auto jobs = Submit(items);
+    auto jobs = Submit(items, "slime");
     if (!jobs.ok()) return Fail(jobs.status());
     auto views = WaitAll(*jobs, items, *deadline);
     auto r = RewardOf(views[0]);
@@ -246,6 +263,11 @@ class Service {
 
   // Open to all (liveness probes carry no secret); the details only with the token.
   Answer Health(const httplib::Request& req) {
+    if (engine_ == nullptr) {  // kforge ui: pages over a store, no engine
+      json out = {{"ok", true}};
+      if (Authorized(req)) out["engine"] = "none";
+      return {200, out, ""};
+    }
     auto s = engine_->Stats();
     json out = {{"ok", s.ok()}};
     if (Authorized(req)) {
@@ -263,17 +285,19 @@ class Service {
   }
 
   Answer Metrics() {
-    auto s = engine_->Stats();
+    auto s = engine_ ? engine_->Stats() : Result<queue::EngineStats>(queue::EngineStats{});
     long long overloads = 0;
     auto routes = metrics_.Snapshot(&overloads);
     GateStats front = front_ ? front_->Stats() : GateStats{};
     return {200, nullptr,
-            RenderMetrics(engine_->Name(), s.ok(), s.ok() ? *s : queue::EngineStats{}, routes,
-                          overloads, problems_->size()) +
+            RenderMetrics(engine_ ? engine_->Name() : "none", s.ok(),
+                          s.ok() ? *s : queue::EngineStats{}, routes, overloads,
+                          problems_ ? problems_->size() : 0) +
                 RenderFrontMetrics(front)};
   }
 
   HttpMetrics& metrics() { return metrics_; }
+  const BearerCheck& bearer() const { return bearer_; }
 
  private:
   static BearerCheck MakeCheck(const std::string& token) {
@@ -302,10 +326,37 @@ class Service {
   const ServeOptions& opt_;
   queue::Engine* engine_;
   const ProblemRegistry* problems_;
+  RecentJobs* recent_;
   const BearerCheck bearer_;
   const FrontServer* front_ = nullptr;
+  bool ui_ = false;
   HttpMetrics metrics_;
 };
+
+// The reward API (docs/API.md): only with an engine behind it.
+void AddApiRoutes(httplib::Server& http, Service& svc) {
+  using Req = httplib::Request;
+  using Res = httplib::Response;
+  http.Get("/v1/problems", [&](const Req& q, Res& r) {
+    svc.Handle("problems", q, r, false, [&](const json&) { return svc.Problems(); });
+  });
+  http.Post("/v1/evaluations", [&](const Req& q, Res& r) {
+    svc.Handle("evaluations", q, r, true, [&](const json& b) { return svc.Evaluations(b); });
+  });
+  http.Get(R"(/v1/evaluations/([^/]+))", [&](const Req& q, Res& r) {
+    std::string id = q.matches[1];
+    svc.Handle("evaluation", q, r, false, [&](const json&) { return svc.GetEvaluation(id, q); });
+  });
+  http.Post("/v1/reward", [&](const Req& q, Res& r) {
+    svc.Handle("reward", q, r, true, [&](const json& b) { return svc.Reward(b, q); });
+  });
+  http.Post("/get_reward", [&](const Req& q, Res& r) {
+    svc.Handle("openrlhf", q, r, true, [&](const json& b) { return svc.OpenRlhf(b, q); });
+  });
+  http.Post("/slime/reward", [&](const Req& q, Res& r) {
+    svc.Handle("slime", q, r, true, [&](const json& b) { return svc.Slime(b, q); });
+  });
+}
 
 FrontServer::Options FrontOptions(const ServeOptions& opt) {
   FrontServer::Options f;
@@ -335,11 +386,25 @@ Status CheckExposure(const ServeOptions& opt) {
 }
 
 Status RunServer(const ServeOptions& opt, queue::Engine* engine, const ProblemRegistry* problems,
-                 const std::atomic<bool>& stop, const std::function<void(int)>& on_listening) {
+                 store::Store* store, const std::atomic<bool>& stop,
+                 const std::function<void(int)>& on_listening) {
   if (auto s = CheckExposure(opt); !s.ok()) return s;
-  Service svc(opt, engine, problems);
+  RecentJobs recent;
+  Service svc(opt, engine, problems, &recent);
   FrontServer http(FrontOptions(opt));
   svc.SetFront(&http);
+  // The web UI: the live view and submissions through the engine when there is one.
+  std::unique_ptr<UiService> live;
+  std::unique_ptr<web::Site> site;
+  if (engine) {
+    live = std::make_unique<UiService>(
+        opt, engine, problems, &svc.metrics(), [&http] { return http.Stats(); }, &recent);
+  }
+  if (store) {
+    site = std::make_unique<web::Site>(UiOptions(opt, &svc.bearer(), engine == nullptr), store,
+                                       problems, live.get());
+    svc.SetUi(true);
+  }
   // One byte over our own limit: our handler then answers 413 with a JSON message.
   http.set_payload_max_length(opt.max_body_bytes + 1);
   // Debian's cpp-httplib listens with a backlog of 5, fixed when it was compiled; a burst of
@@ -365,25 +430,8 @@ Status RunServer(const ServeOptions& opt, queue::Engine* engine, const ProblemRe
   http.Get("/metrics", [&](const Req& q, Res& r) {
     svc.Handle("metrics", q, r, false, [&](const json&) { return svc.Metrics(); });
   });
-  http.Get("/v1/problems", [&](const Req& q, Res& r) {
-    svc.Handle("problems", q, r, false, [&](const json&) { return svc.Problems(); });
-  });
-  http.Post("/v1/evaluations", [&](const Req& q, Res& r) {
-    svc.Handle("evaluations", q, r, true, [&](const json& b) { return svc.Evaluations(b); });
-  });
-  http.Get(R"(/v1/evaluations/([^/]+))", [&](const Req& q, Res& r) {
-    std::string id = q.matches[1];
-    svc.Handle("evaluation", q, r, false, [&](const json&) { return svc.GetEvaluation(id, q); });
-  });
-  http.Post("/v1/reward", [&](const Req& q, Res& r) {
-    svc.Handle("reward", q, r, true, [&](const json& b) { return svc.Reward(b, q); });
-  });
-  http.Post("/get_reward", [&](const Req& q, Res& r) {
-    svc.Handle("openrlhf", q, r, true, [&](const json& b) { return svc.OpenRlhf(b, q); });
-  });
-  http.Post("/slime/reward", [&](const Req& q, Res& r) {
-    svc.Handle("slime", q, r, true, [&](const json& b) { return svc.Slime(b, q); });
-  });
+  if (site) MountUi(http, site.get(), &svc.metrics());
+  if (engine) AddApiRoutes(http, svc);
   const int request_timeout_s = static_cast<int>(opt.request_timeout_s);
   http.set_error_handler([request_timeout_s](const Req& q, Res& r) {
     RequestContext* ctx = CurrentRequest();

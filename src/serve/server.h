@@ -11,6 +11,7 @@
 #include "queue/engine.h"
 #include "serve/api.h"
 #include "serve/problems.h"
+#include "store/store.h"
 
 namespace kf::serve {
 
@@ -42,8 +43,11 @@ struct ServeOptions {
 Status CheckExposure(const ServeOptions& opt);
 
 // Serves until `stop` becomes true. `on_listening` is called with the bound port. Refuses
-// to start where CheckExposure fails.
+// to start where CheckExposure fails. With a `store`, the web UI (web/site.h) is served at /
+// and /ui/...; without an `engine` (`kforge ui`) only the UI (read-only), /healthz and
+// /metrics are, and `problems` may be null.
 Status RunServer(const ServeOptions& opt, queue::Engine* engine, const ProblemRegistry* problems,
-                 const std::atomic<bool>& stop, const std::function<void(int)>& on_listening);
+                 store::Store* store, const std::atomic<bool>& stop,
+                 const std::function<void(int)>& on_listening);
 
 }  // namespace kf::serve

@@ -119,7 +119,7 @@ std::string Short(std::string_view hash) { return std::string(hash.substr(0, 12)
 std::string Badge(const std::string& status) {
   static const char* kKnown[] = {"ok",      "incorrect", "compile_error", "runtime_error",
                                  "timeout", "cheat",     "format_error",  "infra_error",
-                                 "queued",  "running",   "lost"};
+                                 "queued",  "running",   "lost",          "done"};
   std::string cls = "infra_error";
   for (const char* k : kKnown) {
     if (status == k) cls = k;
@@ -159,7 +159,8 @@ std::string Page(const Shell& s, const std::string& main_html) {
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
       "<title>" +
       H(s.title) +
-      " · kforge</title><link rel=\"stylesheet\" href=\"/ui/assets/app.css\">"
+      " · kforge</title><link rel=\"icon\" href=\"/ui/assets/favicon.svg\" type=\"image/svg+xml\">"
+      "<link rel=\"stylesheet\" href=\"/ui/assets/app.css\">"
       "<script src=\"/ui/assets/app.js\" defer></script></head><body><header><nav>"
       "<a class=\"brand\" href=\"/\">kforge</a>" +
       item("runs", "/ui/runs", "Runs") + item("problems", "/ui/problems", "Problems");

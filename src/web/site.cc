@@ -19,7 +19,9 @@ void Secure(Response& r) {
   r.headers.emplace_back("Content-Security-Policy", kCsp);
   r.headers.emplace_back("X-Content-Type-Options", "nosniff");
   r.headers.emplace_back("X-Frame-Options", "DENY");
-  r.headers.emplace_back("Referrer-Policy", "no-referrer");
+  // No referrer leaves for other sites; same-origin requests keep theirs, and with it a real
+  // Origin header on our forms (under no-referrer Chromium sends "Origin: null").
+  r.headers.emplace_back("Referrer-Policy", "same-origin");
   r.headers.emplace_back("Cache-Control", "no-store");
 }
 
@@ -43,7 +45,8 @@ bool LoopbackName(const std::string& name) {
 }
 
 // A form may be posted only from our own pages: an Origin header, when the browser sends one,
-// names this host; a browser that says the request is cross-site is refused.
+// names this host ("null", from a sandboxed or opaque origin, does not); a browser that says
+// the request is cross-site is refused.
 bool SameOrigin(const Request& r) {
   if (r.sec_fetch_site == "cross-site") return false;
   if (r.origin.empty()) return true;

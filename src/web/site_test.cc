@@ -129,6 +129,9 @@ TEST_F(SiteTest, SubmitNeedsCsrfAndOurOrigin) {
   Request foreign = Post("/ui/submit", body + "&csrf=" + csrf);
   foreign.origin = "http://evil.example";
   EXPECT_EQ(site->Handle(foreign).code, 403);
+  Request opaque = Post("/ui/submit", body + "&csrf=" + csrf);
+  opaque.origin = "null";  // a sandboxed frame or a data: page
+  EXPECT_EQ(site->Handle(opaque).code, 403);
   Request cross = Post("/ui/submit", body + "&csrf=" + csrf);
   cross.sec_fetch_site = "cross-site";
   EXPECT_EQ(site->Handle(cross).code, 403);

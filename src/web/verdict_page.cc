@@ -99,9 +99,32 @@ std::string TimingChart(const Verdict& v, const json& quantiles) {
          "</svg>";
 }
 
+std::string TimingTable(const Verdict& v) {
+  std::string o;
+  o += "<table class=\"data\" id=\"timing\"><tr><th></th><th>median</th><th>p10</th><th>p90</th>"
+       "<th>n</th><th>speedup</th></tr>";
+  if (v.candidate_ms) {
+    o += "<tr><td>candidate</td><td class=\"n\">" + Ms(v.candidate_ms->median_ms) +
+         "</td><td class=\"n\">" + Ms(v.candidate_ms->p10_ms) + "</td><td class=\"n\">" +
+         Ms(v.candidate_ms->p90_ms) + "</td><td class=\"n\">" + std::to_string(v.candidate_ms->n) +
+         "</td><td></td></tr>";
+  } else {
+    o += "<tr><td>candidate</td><td colspan=\"5\">not timed</td></tr>";
+  }
+  o += "<tr><td>eager</td><td class=\"n\">" + Ms(v.eager_ms) +
+       "</td><td></td><td></td><td></td><td class=\"n\">" + Times(v.speedup_vs_eager) +
+       "</td></tr><tr><td>torch.compile</td><td class=\"n\">" +
+       (v.compile_ms ? Ms(v.compile_ms)
+                     : H(v.compile_unavailable.empty() ? "n/a" : v.compile_unavailable)) +
+       "</td><td></td><td></td><td></td><td class=\"n\">" + Times(v.speedup_vs_compile) +
+       "</td></tr></table>";
+  return o;
+}
+
 std::string TrialsTable(const Verdict& v) {
   const StageRecord* st = FindStage(v, "correctness");
   const json trials = st ? JGet(st->detail, "trials") : json();
+  if (v.trials_total == 0) return "<p class=\"empty\">No correctness trial ran.</p>";
   std::string o = "<p>Passed " + std::to_string(v.trials_passed) + " of " +
                   std::to_string(v.trials_total) + " correctness trials.</p>";
   if (!trials.is_array() || trials.empty()) {
@@ -128,7 +151,8 @@ std::string TrialsTable(const Verdict& v) {
               : std::string("—")) +
          "</td><td>" +
          (where != t.end() ? "output " + H(Dump(JGet(t, "output"))) + " at " + H(Dump(*where))
-                           : std::string("—")) +
+          : !JStr(t, "message").empty() ? H(JStr(t, "message"))
+                                        : std::string("—")) +
          "</td></tr>";
   }
   return o + "</table>";
@@ -145,7 +169,7 @@ std::string StagesTable(const Verdict& v) {
       facts.erase("quantiles_ms");
     }
     o += "<tr><td>" + H(s.name) + "</td><td>" + (s.ok ? "yes" : "no") + "</td><td class=\"n\">" +
-         H(Num(s.ms)) + "</td><td><code>" + H(Dump(facts)) + "</code></td></tr>";
+         H(Num(s.ms)) + "</td><td><code class=\"wrap\">" + H(Dump(facts)) + "</code></td></tr>";
   }
   return o + "</table>";
 }
@@ -202,24 +226,12 @@ std::string VerdictBody(const Ctx& c, const Verdict& v, const std::optional<std:
     o += "</p>";
   }
   const StageRecord* timing = FindStage(v, "timing");
-  o += "<h2>Timing</h2>" + TimingChart(v, timing ? JGet(timing->detail, "quantiles_ms") : json());
-  o += "<table class=\"data\" id=\"timing\"><tr><th></th><th>median</th><th>p10</th><th>p90</th>"
-       "<th>n</th><th>speedup</th></tr>";
-  if (v.candidate_ms) {
-    o += "<tr><td>candidate</td><td class=\"n\">" + Ms(v.candidate_ms->median_ms) +
-         "</td><td class=\"n\">" + Ms(v.candidate_ms->p10_ms) + "</td><td class=\"n\">" +
-         Ms(v.candidate_ms->p90_ms) + "</td><td class=\"n\">" + std::to_string(v.candidate_ms->n) +
-         "</td><td></td></tr>";
+  o += "<h2>Timing</h2>";
+  if (!v.candidate_ms && !v.eager_ms && !v.compile_ms) {
+    o += "<p class=\"empty\">Not timed: the verdict was reached before timing.</p>";
   } else {
-    o += "<tr><td>candidate</td><td colspan=\"5\">not timed</td></tr>";
+    o += TimingChart(v, timing ? JGet(timing->detail, "quantiles_ms") : json()) + TimingTable(v);
   }
-  o += "<tr><td>eager</td><td class=\"n\">" + Ms(v.eager_ms) +
-       "</td><td></td><td></td><td></td><td class=\"n\">" + Times(v.speedup_vs_eager) +
-       "</td></tr><tr><td>torch.compile</td><td class=\"n\">" +
-       (v.compile_ms ? Ms(v.compile_ms)
-                     : H(v.compile_unavailable.empty() ? "n/a" : v.compile_unavailable)) +
-       "</td><td></td><td></td><td></td><td class=\"n\">" + Times(v.speedup_vs_compile) +
-       "</td></tr></table>";
   o += "<h2>Correctness</h2>" + TrialsTable(v);
   o += "<h2>Feedback</h2><pre class=\"feedback\">" + H(v.feedback) + "</pre>";
   o += "<h2>Kernel</h2>";
