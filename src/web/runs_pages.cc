@@ -14,6 +14,8 @@ namespace {
 
 using nlohmann::json;
 
+constexpr size_t kSamplesPerPage = 500;
+
 bench::Metrics MetricsOf(const std::vector<store::RunSampleRow>& rows, int k) {
   std::vector<bench::Sample> samples;
   for (const auto& r : rows) {
@@ -173,10 +175,29 @@ Response RunPage(const Ctx& c, int64_t id) {
     for (const auto& [s, n] : p.status_counts) o += Badge(s) + "&nbsp;" + std::to_string(n) + " ";
     o += "</td></tr>";
   }
-  o += "</table><h2>Samples</h2><table class=\"data\" id=\"samples\"><tr><th>problem</th>"
+  // Samples a page at a time: a run of 10,000 would be megabytes of table.
+  int64_t page = 1;
+  if (!c.Param("page").empty() && !ParseId(c.Param("page"), &page)) page = 1;
+  const size_t first = std::min(rows->size(), static_cast<size_t>(page - 1) * kSamplesPerPage);
+  const size_t last = std::min(rows->size(), first + kSamplesPerPage);
+  std::string pager;
+  if (rows->size() > kSamplesPerPage) {
+    const std::string base = "/ui/runs/" + std::to_string(id) + "?page=";
+    pager = "<p class=\"facts\">samples " + std::to_string(first + 1) + "–" + std::to_string(last) +
+            " of " + std::to_string(rows->size());
+    if (page > 1)
+      pager +=
+          " · <a href=\"" + base + std::to_string(page - 1) + "#samples\">&lsaquo; previous</a>";
+    if (last < rows->size())
+      pager += " · <a href=\"" + base + std::to_string(page + 1) + "#samples\">next &rsaquo;</a>";
+    pager += "</p>";
+  }
+  o += "</table><h2>Samples</h2>" + pager +
+       "<table class=\"data\" id=\"samples\"><tr><th>problem</th>"
        "<th>sample</th><th>status</th><th>reward</th><th>vs eager</th><th>vs compile</th>"
        "<th>time</th><th>file</th></tr>";
-  for (const auto& s : *rows) {
+  for (size_t i = first; i < last; ++i) {
+    const store::RunSampleRow& s = (*rows)[i];
     o += "<tr><td>" + ProblemLink(s.problem_id) + "</td><td class=\"n\">" +
          VerdictLink(s, "#" + std::to_string(s.index)) + "</td><td>" +
          VerdictLink(s, Badge(s.status)) + "</td><td class=\"n\">" +
@@ -184,7 +205,7 @@ Response RunPage(const Ctx& c, int64_t id) {
          "</td><td class=\"n\">" + Times(s.speedup_vs_compile) + "</td><td class=\"n\">" +
          Ms(s.candidate_ms) + "</td><td><code>" + H(s.sample_path) + "</code></td></tr>";
   }
-  o += "</table>";
+  o += "</table>" + pager;
   const json warnings = JGet(info, "warnings");
   if (warnings.is_array() && !warnings.empty()) {
     o += "<h2>Warnings</h2><ul>";
