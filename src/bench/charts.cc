@@ -1,5 +1,6 @@
 #include "bench/charts.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -65,7 +66,8 @@ std::string RateChart(const Metrics& m) {
   for (const auto& [l, a] : m.per_level) groups.emplace_back(l, &a);
   const double bar = 22, gap = 26, h = 180, top = 20, left = 40;
   double group_w = bar * series.size() + gap;
-  double w = left + group_w * groups.size() + 20;
+  // Wide enough for the bars and for the legend below them (120 px an entry).
+  double w = std::max(left + group_w * groups.size() + 20, left + 120.0 * series.size());
   std::ostringstream o;
   o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << Num(w) << "' height='" << Num(h + 70)
     << "' role='img' aria-label='rates per level'>";

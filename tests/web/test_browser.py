@@ -1,7 +1,7 @@
 """The web UI in a real browser (Debian's headless Chromium, through tests/web/devtools.py).
 
-Two bench runs of two models are recorded in a fresh store (the CPU ReLU example and the H08
-timer-patch cheat); then `kforge serve` with a token serves the UI over that store, and the
+Two bench runs of two models are recorded in a fresh store (the CPU ReLU example, the H08
+timer-patch cheat, a reply without ModelNew and a kernel that does not compile); then `kforge serve` with a token serves the UI over that store, and the
 browser logs in, loads every page, opens the cheat's verdict and finds its rule at its line,
 submits the ReLU example and watches its `ok` verdict arrive, submits a hostile text and finds
 it shown as text (nothing of it runs), watches the live view, and logs out. Screenshots (PNG)
@@ -88,6 +88,9 @@ def main():
         os.makedirs(sdir)
         shutil.copy(RELU, os.path.join(sdir, "sample_0.py"))
         shutil.copy(CHEAT, os.path.join(sdir, "sample_1.py"))
+        broken = os.path.join(ROOT, "examples", "cpu", "broken")
+        shutil.copy(os.path.join(broken, "no_model_new.py"), os.path.join(sdir, "sample_2.py"))
+        shutil.copy(os.path.join(broken, "compile_error.py"), os.path.join(sdir, "sample_3.py"))
         run_a = bench(kforge, tmp, cache, "model-a")
         run_b = bench(kforge, tmp, cache, "model-b")  # the same samples: answered by the store
         print("bench runs %d and %d recorded (%.0f s)" % (run_a, run_b, time.time() - t0))
@@ -124,7 +127,8 @@ def main():
 
         browser.goto("%s/ui/runs/%d" % (url, run_a))
         samples = browser.evaluate("document.getElementById('samples').innerText")
-        assert "ok" in samples and "cheat" in samples, samples
+        for status in ("ok", "cheat", "format_error", "compile_error"):
+            assert status in samples, (status, samples)
         assert browser.evaluate("document.querySelectorAll('svg').length") >= 3
         shot("run.png", full_page=False)
         browser.goto("%s/ui/compare?a=%d&b=%d" % (url, run_a, run_b))
