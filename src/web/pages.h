@@ -88,7 +88,8 @@ std::string SourceView(const std::string& source, const std::vector<Diagnostic>&
 // A unified view of DiffLines(a, b), or a note when too large.
 std::string DiffView(const std::string& a, const std::string& b, const std::string& a_name,
                      const std::string& b_name);
-// The HACKS.md name of a rule id ("H08" -> "timer-patch"); "" for other codes.
+// The name of a rule in kforge's catalog (common/rules.h: "H08" -> "timer-patch"); "" for
+// other codes and for notes.
 std::string RuleName(const std::string& code);
 
 }  // namespace kf::web

@@ -1,5 +1,8 @@
 // The pages' content: what a reader of each page relies on, and that no stored text becomes
 // markup.
+#include "web/pages.h"
+
+#include "common/rules.h"
 #include "web/testing.h"
 
 namespace kf::web {
@@ -152,6 +155,13 @@ TEST_F(PagesTest, VerdictPageEscapesTheKernelAndShowsTheRuleAtItsLine) {
   EXPECT_NE(r.body.find("&#39;&quot;&amp;amp;"), std::string::npos);
   // The rule, its name, its line, and the diagnostic right under that line of the source.
   EXPECT_NE(r.body.find("Rule H08 · timer-patch"), std::string::npos);
+  // What the rule catches and its hint come from the catalog; the hint this verdict was
+  // stored with differs from the catalog's, so it is shown too.
+  const Rule* h08 = FindRule("H08");
+  ASSERT_NE(h08, nullptr);
+  EXPECT_NE(r.body.find("Catches: " + H(h08->catches)), std::string::npos);
+  EXPECT_NE(r.body.find("<p class=\"hint\">" + H(h08->hint) + "</p>"), std::string::npos);
+  EXPECT_NE(r.body.find("given with this verdict: never patch the clock"), std::string::npos);
   EXPECT_NE(r.body.find("href=\"#L2\""), std::string::npos);
   const size_t line2 = r.body.find("<tr id=\"L2\" class=\"hit\">");
   const size_t line3 = r.body.find("<tr id=\"L3\"");
@@ -200,6 +210,16 @@ TEST_F(PagesTest, ReadOnlyWithoutAServiceHasNoSubmissions) {
   EXPECT_NE(r.body.find("Read-only"), std::string::npos);
   EXPECT_EQ(Page("/ui/live").code, 404);
   EXPECT_EQ(Page("/").body.find("href=\"/ui/submit\""), std::string::npos);
+}
+
+// Rule names are the catalog's; a note (an info diagnostic that ends nothing) and a code
+// outside the catalog get no rule box.
+TEST(RuleNameTest, TheCatalogsNamesAndNoneForNotes) {
+  for (const Rule& r : Rules()) EXPECT_EQ(RuleName(r.code), r.note ? "" : r.name) << r.code;
+  EXPECT_EQ(RuleName("H20"), "escape");
+  EXPECT_EQ(RuleName("H03_guard"), "");
+  EXPECT_EQ(RuleName("E_BUILD"), "");
+  EXPECT_EQ(RuleName(""), "");
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // candidates. Every line is escaped; nothing of the text becomes markup.
 #include <map>
 
+#include "common/rules.h"
 #include "web/diff.h"
 #include "web/pages.h"
 
@@ -19,30 +20,8 @@ std::string DiagNote(const Diagnostic& d) {
 }  // namespace
 
 std::string RuleName(const std::string& code) {
-  static const std::map<std::string, std::string> kNames = {
-      {"H01", "torch-fallback"},
-      {"H02", "decoy-kernel"},
-      {"H03", "try-fallback"},
-      {"H04", "library-call"},
-      {"H05", "uninitialised-memory"},
-      {"H06", "replay-cache"},
-      {"H07", "side-stream"},
-      {"H08", "timer-patch"},
-      {"H09", "input-mutation"},
-      {"H10", "alias-input"},
-      {"H11", "identity-on-easy-inputs"},
-      {"H12", "constant-output"},
-      {"H13", "precision-downgrade"},
-      {"H14", "lazy-output"},
-      {"H15", "harness-detection"},
-      {"H16", "read-expected"},
-      {"H17", "forge-result"},
-      {"H18", "l2-persist"},
-      {"H19", "shape-special"},
-      {"H20", "escape"},
-  };
-  auto it = kNames.find(code);
-  return it == kNames.end() ? "" : it->second;
+  const Rule* r = FindRule(code);
+  return r && !r->note ? r->name : "";
 }
 
 std::string SourceView(const std::string& source, const std::vector<Diagnostic>& diags) {

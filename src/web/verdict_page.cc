@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "common/rules.h"
 #include "web/pages.h"
 
 namespace kf::web {
@@ -21,20 +22,26 @@ std::string Dump(const json& j, int indent = -1) {
   return j.dump(indent, ' ', false, json::error_handler_t::replace);
 }
 
-// The rule a cheat broke and the evidence: each diagnostic that names a HACKS.md id.
+// The rule a cheat broke and the evidence: each diagnostic that names a rule of the catalog
+// (common/rules.h), with the catalog's name, what the rule catches and its hint. A verdict
+// stored before the catalog's hint changed keeps the hint it was given, shown beside.
 std::string RuleBox(const Verdict& v) {
   std::string o;
   for (const auto& d : v.diagnostics) {
-    if (d.code.size() != 3 || d.code[0] != 'H' || RuleName(d.code).empty()) continue;
-    o += "<section class=\"rule\"><h2>Rule " + H(d.code) + " · " + H(RuleName(d.code)) +
-         "</h2><p>" + H(d.message) + "</p><p class=\"facts\">found by the " + H(d.stage) +
-         " stage" +
+    const Rule* rule = FindRule(d.code);
+    if (!rule || rule->note) continue;
+    o += "<section class=\"rule\"><h2>Rule " + H(d.code) + " · " + H(rule->name) +
+         "</h2><p class=\"catches\">Catches: " + H(rule->catches) + ".</p><p>" + H(d.message) +
+         "</p><p class=\"facts\">found by the " + H(d.stage) + " stage" +
          (d.line > 0 ? " at <a href=\"#L" + std::to_string(d.line) + "\">line " +
                            std::to_string(d.line) + "</a>"
                      : std::string()) +
          "</p>";
     if (!d.excerpt.empty()) o += "<pre class=\"excerpt\">" + H(d.excerpt) + "</pre>";
-    if (!d.hint.empty()) o += "<p class=\"hint\">" + H(d.hint) + "</p>";
+    o += "<p class=\"hint\">" + H(rule->hint) + "</p>";
+    if (!d.hint.empty() && d.hint != rule->hint) {
+      o += "<p class=\"hint recorded\">given with this verdict: " + H(d.hint) + "</p>";
+    }
     o += "</section>";
   }
   return o;
