@@ -13,7 +13,9 @@
 #     STATE   a carried folder with state.tgz from an earlier call, or empty
 #     SOURCE  cuda-l1 kb-leaderboard kb-fork-runs metr (default: all four)
 # Environment: KFORGE (default .devbin/kforge), CORPUS (.corpus), LIMIT (seconds this call may
-# spend on benches, default 480), and EXTRA (more bench flags, e.g. "--trials 3").
+# spend on benches, default 480), SUBSET (N: only N samples per source, the same N every call,
+# spread over its levels by a hash of their paths; default all) and EXTRA (more bench flags,
+# e.g. "--trials 3").
 set -uo pipefail
 out=$(readlink -f "$1"); state=$(readlink -f "$2"); shift 2
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -37,6 +39,23 @@ version() {  # the problem version each source's kernels were written for (docs/
     metr) echo KernelBench-METR ;;
   esac
 }
+# SUBSET: a samples tree of N per source (copies, so the paths below samples/<source>/ stay).
+samples_root="$corpus/samples"
+if [ -n "${SUBSET:-}" ]; then
+  samples_root=/tmp/kforge-corpus-subset/samples
+  python3 - "$corpus/samples" "$samples_root" "$SUBSET" "${sources[@]}" <<'PY'
+import hashlib, json, os, shutil, sys
+src_root, dst_root, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+for source in sys.argv[4:]:
+    with open(os.path.join(src_root, source, "manifest.jsonl")) as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    rows.sort(key=lambda r: hashlib.sha256(r["path"].encode()).hexdigest())
+    for r in rows[:n]:
+        dst = os.path.join(dst_root, source, r["path"])
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        shutil.copyfile(os.path.join(src_root, source, r["path"]), dst)
+PY
+fi
 for src in "${sources[@]}"; do
   left=$((limit - (SECONDS - start)))
   if [ $left -lt 60 ]; then echo "$src: no time left (run again)"; continue; fi
@@ -47,7 +66,7 @@ for src in "${sources[@]}"; do
   done
   # KernelBench's acceptance: its policy, and the 1e-2 tolerances its harness used.
   "$kforge" bench --backend cuda --policy kernelbench --atol 1e-2 --rtol 1e-2 \
-    --cache "$cache" "${problems[@]}" --samples "$corpus/samples/$src" --out "$run/$src" \
+    --cache "$cache" "${problems[@]}" --samples "$samples_root/$src" --out "$run/$src" \
     --time-limit-s "$left" --progress-interval-s 60 ${EXTRA:-} > "$run/$src.log" 2>&1
   echo "$src: exit $? $(grep -E '^(samples|stopped)' "$run/$src.log" | tr '\n' ' ')"
 done

@@ -18,6 +18,8 @@ const std::vector<Command>& Commands() {
       WorkerCommand(),
       McpCommand(),
       DoctorCommand(),
+      SynthCommand(),
+      DataCommand(),
   };
   return kCommands;
 }

@@ -34,6 +34,8 @@ Command BenchCommand();
 Command WorkerCommand();
 Command McpCommand();
 Command DoctorCommand();
+Command SynthCommand();
+Command DataCommand();
 #ifdef KFORGE_HAVE_NET
 Command ServeCommand();
 Command GenerateCommand();  // talks to a model server: needs the HTTP components

@@ -9,6 +9,7 @@
 #include "cli/engine_flags.h"
 #include "cli/http_flags.h"
 #include "queue/engine.h"
+#include "serve/replay.h"
 #include "serve/server.h"
 #include "store/store.h"
 
@@ -24,6 +25,7 @@ struct ServeFlags {
   long long max_in_flight = 0;
   bool allow_inline_problems = false;
   std::string token_env;
+  serve::BdrOptions bdr;
 };
 
 int RunServe(ServeFlags& f) {
@@ -45,6 +47,7 @@ int RunServe(ServeFlags& f) {
   }
   Result<std::unique_ptr<queue::Engine>> engine = Status::Internal("no engine");
   std::string where;  // the Redis, redacted, for the start-up line
+  queue::RedisAddress redis_addr;
   if (f.redis.url.empty() && !f.redis.password_env.empty()) {
     std::cerr << "kforge serve: --redis-password-env needs --redis\n";
     return kExitUsage;
@@ -56,6 +59,7 @@ int RunServe(ServeFlags& f) {
       return kExitUsage;
     }
     where = " at " + queue::DescribeRedis(*addr);
+    redis_addr = *addr;
     queue::RedisEngineOptions ro;
     ro.redis = *addr;
     ro.log = &std::cerr;
@@ -73,21 +77,35 @@ int RunServe(ServeFlags& f) {
     std::cerr << "kforge serve: " << engine.status().message() << "\n";
     return kExitInfra;
   }
-  // The web UI reads the same store the embedded engine writes (and bench runs were recorded
-  // in, with the same --cache); without it the service runs on, without pages.
-  auto store = store::Store::Open(eo.cache_dir / "kforge.db");
-  if (!store.ok()) {
-    std::cerr << "kforge serve: warning: no web UI: " << store.status().message() << "\n";
+  // One store for the web UI (the file the embedded engine writes and bench runs were recorded
+  // in, with the same --cache) and, without --redis, BDR's buffer. With --redis the service
+  // needs no store, and runs on without pages when it cannot be opened.
+  std::shared_ptr<store::Store> store;
+  if (auto st = store::Store::Open(eo.cache_dir / "kforge.db"); st.ok()) {
+    store = std::move(st.value());
+  } else if (f.redis.url.empty()) {
+    std::cerr << "kforge serve: " << st.status().message() << "\n";
+    return kExitInfra;
+  } else {
+    std::cerr << "kforge serve: warning: no web UI: " << st.status().message() << "\n";
   }
+  // BDR's buffer lives beside the jobs: in Redis for --redis (shared by the servers of one
+  // --prefix), else in the store.
+  std::unique_ptr<serve::ReplayStorage> replay = f.redis.url.empty()
+                                                     ? serve::MakeSqliteReplay(store)
+                                                     : serve::MakeRedisReplay(redis_addr, f.prefix);
+  serve::Bdr bdr(f.bdr, std::move(replay));
   const auto& stop = StopOnSignals();
   Status s = serve::RunServer(
-      f.serve, engine->get(), &registry, store.ok() ? store->get() : nullptr, stop, [&](int port) {
+      f.serve, engine->get(), &registry, store.get(), stop,
+      [&](int port) {
         std::cout << "kforge serve: listening on http://" << f.serve.host << ":" << port << " ("
                   << (*engine)->Name() << " engine" << where << ", " << eo.backend << " backend, "
                   << registry.size() << " problems, "
                   << (f.serve.token.empty() ? "no token" : "bearer token required") << ")"
-                  << (store.ok() ? "; web UI at /" : "") << std::endl;
-      });
+                  << (store ? "; web UI at /" : "") << std::endl;
+      },
+      &bdr);
   if (!s.ok()) {
     std::cerr << "kforge serve: " << s.message() << "\n";
     return s.code() == Code::kInvalidArgument ? kExitUsage : kExitInfra;
@@ -125,6 +143,25 @@ Command ServeCommand() {
             app->add_option("--missing-reward", f->serve.missing_reward,
                             "OpenRLHF/slime reward when a job has none: infra_error or not "
                             "finished in time (0)");
+            app->add_option("--bdr-size", f->bdr.capacity,
+                            "groups whose samples all failed kept for replay (BDR; "
+                            "GET /v1/bdr/sample); the oldest go first beyond; 0: off (1024)")
+                ->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
+            app->add_option("--bdr-replay-prob", f->bdr.replay_prob,
+                            "probability that a slot of GET /v1/bdr/sample is a replay (0.25)")
+                ->check(CLI::Range(0.0, 1.0));
+            app->add_option("--bdr-seed", f->bdr.seed,
+                            "seed of BDR's slot draws, for reproducible runs (default: random)");
+            app->add_option("--prime-echo-alpha", f->serve.prime_echo.alpha,
+                            "PrimeEcho's weight of the first turn, R = a*s_first + (1-a)*max_t "
+                            "s_t + bonus (POST /v1/trajectory-reward; 0.75)")
+                ->check(CLI::Range(0.0, 1.0));
+            app->add_option("--prime-echo-bonus-turn1", f->serve.prime_echo.bonus_turn1,
+                            "PrimeEcho's bonus for passing at turn 1 (0.2)")
+                ->check(CLI::Range(0.0, 1e6));
+            app->add_option("--prime-echo-bonus-turn2", f->serve.prime_echo.bonus_turn2,
+                            "PrimeEcho's bonus for passing at turn 2 (0.1)")
+                ->check(CLI::Range(0.0, 1e6));
             AddEvalFlags(app, &f->engine, Lanes::kMany);
             return [f] { return RunServe(*f); };
           }};

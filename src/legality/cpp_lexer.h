@@ -1,5 +1,6 @@
 // A forgiving C++/CUDA lexer for kernel sources: identifiers (with `::` qualification joined),
-// strings, #include paths and punctuation, comments dropped. Never fails. Internal to legality.
+// strings, #include paths and punctuation, comments dropped. Never fails. Internal to legality;
+// src/similarity lexes kernel sources with it too (token n-grams for kforge synth and data).
 #pragma once
 
 #include <string>

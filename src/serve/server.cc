@@ -40,6 +40,18 @@ void AddApiRoutes(httplib::Server& http, Service& svc) {
   http.Post("/slime/reward", [&](const Req& q, Res& r) {
     svc.Handle("slime", q, r, true, [&](const json& b) { return svc.Slime(b, q); });
   });
+  http.Post("/v1/groups", [&](const Req& q, Res& r) {
+    svc.Handle("groups", q, r, true, [&](const json& b) { return svc.Groups(b, q); });
+  });
+  http.Post("/v1/trajectory-reward", [&](const Req& q, Res& r) {
+    svc.Handle("trajectory", q, r, true, [&](const json& b) { return svc.TrajectoryReward(b, q); });
+  });
+  http.Get("/v1/bdr/sample", [&](const Req& q, Res& r) {
+    svc.Handle("bdr_sample", q, r, false, [&](const json&) { return svc.BdrSample(q); });
+  });
+  http.Get("/v1/bdr", [&](const Req& q, Res& r) {
+    svc.Handle("bdr", q, r, false, [&](const json&) { return svc.BdrStatus(); });
+  });
 }
 
 FrontServer::Options FrontOptions(const ServeOptions& opt) {
@@ -71,10 +83,10 @@ Status CheckExposure(const ServeOptions& opt) {
 
 Status RunServer(const ServeOptions& opt, queue::Engine* engine, const ProblemRegistry* problems,
                  store::Store* store, const std::atomic<bool>& stop,
-                 const std::function<void(int)>& on_listening) {
+                 const std::function<void(int)>& on_listening, Bdr* bdr) {
   if (auto s = CheckExposure(opt); !s.ok()) return s;
   RecentJobs recent;
-  Service svc(opt, engine, problems, &recent);
+  Service svc(opt, engine, problems, &recent, bdr);
   FrontServer http(FrontOptions(opt));
   svc.SetFront(&http);
   // The web UI: the live view and submissions through the engine when there is one.

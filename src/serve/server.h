@@ -11,6 +11,7 @@
 #include "queue/engine.h"
 #include "serve/api.h"
 #include "serve/problems.h"
+#include "serve/replay.h"
 #include "store/store.h"
 
 namespace kf::serve {
@@ -36,6 +37,8 @@ struct ServeOptions {
   double missing_reward = 0.0;         // the OpenRLHF/slime reward when there is none (infra)
   int retry_after_s = 5;               // told to clients on 503
   ApiLimits limits;
+  // PrimeEcho's defaults for POST /v1/trajectory-reward (a request may set its own).
+  score::PrimeEchoOptions prime_echo;
 };
 
 // kInvalidArgument when the options would expose the service without a token (a host that is
@@ -45,9 +48,10 @@ Status CheckExposure(const ServeOptions& opt);
 // Serves until `stop` becomes true. `on_listening` is called with the bound port. Refuses
 // to start where CheckExposure fails. With a `store`, the web UI (web/site.h) is served at /
 // and /ui/...; without an `engine` (`kforge ui`) only the UI (read-only), /healthz and
-// /metrics are, and `problems` may be null.
+// /metrics are, and `problems` may be null. `bdr` (borrowed; null: no BDR) keeps the
+// all-failed groups of POST /v1/groups for GET /v1/bdr/sample.
 Status RunServer(const ServeOptions& opt, queue::Engine* engine, const ProblemRegistry* problems,
                  store::Store* store, const std::atomic<bool>& stop,
-                 const std::function<void(int)>& on_listening);
+                 const std::function<void(int)>& on_listening, Bdr* bdr = nullptr);
 
 }  // namespace kf::serve

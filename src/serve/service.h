@@ -15,6 +15,7 @@
 #include "serve/front.h"
 #include "serve/metrics.h"
 #include "serve/recent.h"
+#include "serve/rl_routes.h"
 #include "serve/server.h"
 #include "web/site.h"
 
@@ -56,15 +57,17 @@ std::chrono::milliseconds Ms(double s) {
   return std::chrono::milliseconds(static_cast<long long>(s * 1000));
 }
 
-class Service {
+class Service : public Evaluations {
  public:
+  // `bdr` (borrowed; null: no BDR) as in RunServer.
   Service(const ServeOptions& opt, queue::Engine* engine, const ProblemRegistry* problems,
-          RecentJobs* recent)
+          RecentJobs* recent, Bdr* bdr)
       : opt_(opt),
         engine_(engine),
         problems_(problems),
         recent_(recent),
-        bearer_(MakeCheck(opt.token)) {}
+        bearer_(MakeCheck(opt.token)),
+        rl_(opt.limits, opt.prime_echo, this, bdr) {}
 
   void SetFront(const FrontServer* front) { front_ = front; }
   // The web UI's pages do their own checks (a login cookie or the bearer token: web/site.h).
@@ -258,6 +261,52 @@ class Service {
     return {200, reward, ""};
   }
 
+  // Evaluations, for the RL routes (rl_routes.h). Their jobs show in the live view as "rl".
+  Result<std::vector<JobView>> Run(const std::vector<ItemRequest>& items,
+                                   Clock::time_point deadline,
+                                   std::vector<std::string>* ids) override {
+    auto jobs = Submit(items, "rl");
+    if (!jobs.ok()) return jobs.status();
+    for (const auto& j : *jobs) ids->push_back(j.id);
+    return WaitAll(*jobs, items, deadline);
+  }
+  Result<JobView> Await(const std::string& id, Clock::time_point deadline) override {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    auto v = engine_->Wait(id, std::max(left, std::chrono::milliseconds(0)));
+    if (!v.ok()) return v.status();
+    if (v->state == JobView::State::kUnknown) {
+      return Status::NotFound("no evaluation with id '" + id + "'");
+    }
+    return v;
+  }
+
+  // POST /v1/groups and /v1/trajectory-reward wait like /v1/reward (timeout_s).
+  template <class F>
+  Answer Synchronous(const json& body, const httplib::Request& req, F&& f) {
+    auto deadline = Deadline(body, req);
+    if (!deadline.ok()) return Fail(deadline.status());
+    Result<json> out = f(*deadline);
+    return out.ok() ? Answer{200, std::move(out.value()), ""} : Fail(out.status());
+  }
+  Answer Groups(const json& body, const httplib::Request& req) {
+    return Synchronous(body, req, [&](Clock::time_point d) { return rl_.Groups(body, d); });
+  }
+  Answer TrajectoryReward(const json& body, const httplib::Request& req) {
+    return Synchronous(body, req,
+                       [&](Clock::time_point d) { return rl_.TrajectoryReward(body, d); });
+  }
+  Answer BdrSample(const httplib::Request& req) {
+    auto param = [&](const char* k) {
+      return req.has_param(k) ? std::optional<std::string>(req.get_param_value(k)) : std::nullopt;
+    };
+    auto out = rl_.BdrSample(param("n"), param("p"));
+    return out.ok() ? Answer{200, std::move(out.value()), ""} : Fail(out.status());
+  }
+  Answer BdrStatus() {
+    auto out = rl_.BdrStatus();
+    return out.ok() ? Answer{200, std::move(out.value()), ""} : Fail(out.status());
+  }
+
   Answer Problems() {
     json list = json::array();
     for (const Problem* p : problems_->List()) {
@@ -298,7 +347,7 @@ class Service {
             RenderMetrics(engine_ ? engine_->Name() : "none", s.ok(),
                           s.ok() ? *s : queue::EngineStats{}, routes, overloads,
                           problems_ ? problems_->size() : 0) +
-                RenderFrontMetrics(front)};
+                RenderFrontMetrics(front) + (engine_ ? rl_.Metrics() : std::string())};
   }
 
   HttpMetrics& metrics() { return metrics_; }
@@ -336,6 +385,7 @@ class Service {
   const FrontServer* front_ = nullptr;
   bool ui_ = false;
   HttpMetrics metrics_;
+  RlRoutes rl_;
 };
 
 }  // namespace kf::serve::internal

@@ -1,5 +1,4 @@
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 #include <unistd.h>
 
 #include "store/store.h"
@@ -154,36 +153,6 @@ TEST_F(RunsTest, TextsAreKeptOnce) {
   auto t = st->GetText("h");
   ASSERT_TRUE(t.ok() && t->has_value());
   EXPECT_EQ(**t, "first");
-}
-
-// A store written by a kforge from before runs existed (schema 1) opens, keeps its verdicts
-// and gains the run tables.
-TEST_F(RunsTest, MigratesAVersionOneStore) {
-  const fs::path path = dir_ / "kforge.db";
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  const char* v1 =
-      "CREATE TABLE schema_version (version INTEGER NOT NULL);"
-      "INSERT INTO schema_version VALUES (1);"
-      "CREATE TABLE baselines (key TEXT PRIMARY KEY, value_json TEXT NOT NULL, "
-      "updated_at_ms INTEGER NOT NULL);"
-      "CREATE TABLE verdicts (job_key TEXT PRIMARY KEY, problem_hash TEXT NOT NULL, "
-      "candidate_hash TEXT NOT NULL, status TEXT NOT NULL, reward REAL, created_at_ms INTEGER "
-      "NOT NULL, updated_at_ms INTEGER NOT NULL, verdict_json TEXT NOT NULL);"
-      "CREATE INDEX verdicts_by_problem ON verdicts(problem_hash);"
-      "INSERT INTO baselines VALUES ('b1', '{\"eager_ms\": 2}', 1);";
-  ASSERT_EQ(sqlite3_exec(db, v1, nullptr, nullptr, nullptr), SQLITE_OK);
-  sqlite3_close(db);
-
-  auto st = MustOpen();
-  ASSERT_TRUE(st);
-  auto b = st->GetBaseline("b1");
-  ASSERT_TRUE(b.ok() && b->has_value());
-  EXPECT_EQ((**b)["eager_ms"], 2);
-  auto runs = st->ListRuns(10);
-  ASSERT_TRUE(runs.ok()) << runs.status().ToString();
-  EXPECT_TRUE(runs->empty());
-  EXPECT_TRUE(st->RecordRun(MakeRun("m"), {Sample("relu", 0, "ok", 1.0, "x")}).ok());
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// sqlite: RAII wrappers of SQLite's connection and statements, internal to the store. Every
-// SQLite error comes out as a kf::Status (FromSqlite).
+// sqlite: RAII owners of SQLite's connection and statements, and SQLite's result codes as a
+// kf::Status. Internal to src/store (store.cc, runs.cc, replay.cc); nothing outside includes it.
 //
 // Thread-safety: none; the Store's mutex serialises all use of one Connection.
 #pragma once
@@ -37,6 +37,16 @@ inline Status FromSqlite(int rc, const std::string& what) {
     default:
       return Status::Internal(msg);
   }
+}
+
+inline int64_t NowMs() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+// Candidate text (compiler output, excerpts) may hold invalid UTF-8; replace rather than throw.
+inline std::string Dump(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 // RAII owner of one prepared statement. Binding indices are 1-based as in SQLite.
@@ -112,8 +122,6 @@ class Connection {
     return FromSqlite(rc, what + ": " + detail);
   }
 
-  int64_t LastInsertId() const { return sqlite3_last_insert_rowid(db_); }
-
   Result<std::unique_ptr<Statement>> Prepare(const char* sql) {
     sqlite3_stmt* stmt = nullptr;
     int rc = sqlite3_prepare_v2(db_, sql, -1, &stmt, nullptr);
@@ -124,74 +132,27 @@ class Connection {
     return std::make_unique<Statement>(db_, stmt);
   }
 
-  // Brings the schema to version `count` (migrations[i] takes it from i to i + 1) in one write
-  // transaction, so two processes opening a new file at once cannot both run a migration.
-  Status Migrate(const char* const* migrations, int count) {
-    if (Status s = Exec("BEGIN IMMEDIATE", "begin migration"); !s.ok()) {
+  // Rows changed by the last INSERT, UPDATE or DELETE.
+  int64_t Changes() const { return sqlite3_changes(db_); }
+  int64_t LastInsertId() const { return sqlite3_last_insert_rowid(db_); }
+
+  // Runs f() (returning Status) inside BEGIN IMMEDIATE ... COMMIT, rolled back when it fails:
+  // one writer at a time across processes, and all of f's writes or none.
+  template <class F>
+  Status InTransaction(const std::string& what, F&& f) {
+    if (Status s = Exec("BEGIN IMMEDIATE", "begin " + what); !s.ok()) {
       return s;
     }
-    Status s = MigrateLocked(migrations, count);
+    Status s = f();
     if (!s.ok()) {
-      Exec("ROLLBACK", "rollback migration");
+      Exec("ROLLBACK", "rollback " + what);
       return s;
     }
-    return Exec("COMMIT", "commit migration");
+    return Exec("COMMIT", "commit " + what);
   }
 
  private:
-  Status MigrateLocked(const char* const* migrations, int count) {
-    Status s = Exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
-                    "create schema_version");
-    if (!s.ok()) {
-      return s;
-    }
-    auto q = Prepare("SELECT MAX(version) FROM schema_version");
-    if (!q.ok()) {
-      return q.status();
-    }
-    auto row = (*q)->Step();
-    if (!row.ok()) {
-      return row.status();
-    }
-    const int64_t version = (*q)->Int(0);  // NULL (empty table) reads as 0
-    if (version > count) {
-      return Status::Invalid("database schema version " + std::to_string(version) +
-                             " is newer than this kforge supports (" + std::to_string(count) + ")");
-    }
-    for (int64_t v = version; v < count; ++v) {
-      s = Exec(migrations[v], "migrate schema to version " + std::to_string(v + 1));
-      if (!s.ok()) {
-        return s;
-      }
-    }
-    if (version == count) {
-      return Status::Ok();
-    }
-    s = Exec("DELETE FROM schema_version", "update schema_version");
-    if (!s.ok()) {
-      return s;
-    }
-    auto ins = Prepare("INSERT INTO schema_version(version) VALUES (?)");
-    if (!ins.ok()) {
-      return ins.status();
-    }
-    if (s = (*ins)->Bind(1, int64_t{count}); !s.ok()) {
-      return s;
-    }
-    return (*ins)->Step().status();
-  }
-
   sqlite3* db_;
 };
-
-inline int64_t NowMs() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
-
-// Candidate text (compiler output, excerpts) may hold invalid UTF-8; replace rather than throw.
-inline std::string Dump(const nlohmann::json& j) {
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
 
 }  // namespace kf::store

@@ -1,9 +1,7 @@
 #include "store/store.h"
 
-#include <chrono>
 #include <cstdint>
 #include <iterator>
-#include <string_view>
 #include <system_error>
 #include <utility>
 
@@ -35,7 +33,18 @@ CREATE TABLE verdicts (
 );
 CREATE INDEX verdicts_by_problem ON verdicts(problem_hash);
 )sql",
-    // 2: bench runs (which verdicts a run had, with their numbers as columns for the web UI's
+    // 2: the reward service's replay buffer (BDR). seq gives the FIFO order.
+    R"sql(
+CREATE TABLE replay (
+  seq           INTEGER PRIMARY KEY AUTOINCREMENT,
+  key           TEXT NOT NULL UNIQUE,
+  value_json    TEXT NOT NULL,
+  failures      INTEGER NOT NULL,
+  created_at_ms INTEGER NOT NULL,
+  updated_at_ms INTEGER NOT NULL
+);
+)sql",
+    // 3: bench runs (which verdicts a run had, with their numbers as columns for the web UI's
     // lists and leaderboards) and the source texts of candidates and problems.
     R"sql(
 CREATE TABLE runs (
@@ -103,6 +112,51 @@ Status WithContext(const Status& s, const std::string& where) {
   return Status::Internal(msg);
 }
 
+// Brings the schema to kSchemaVersion; run in one write transaction, so two processes opening a
+// new file at once cannot both run a migration.
+Status MigrateLocked(Connection& db) {
+  Status s = db.Exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
+                     "create schema_version");
+  if (!s.ok()) {
+    return s;
+  }
+  auto q = db.Prepare("SELECT MAX(version) FROM schema_version");
+  if (!q.ok()) {
+    return q.status();
+  }
+  auto row = (*q)->Step();
+  if (!row.ok()) {
+    return row.status();
+  }
+  const int64_t version = (*q)->Int(0);  // NULL (empty table) reads as 0
+  if (version > Store::kSchemaVersion) {
+    return Status::Invalid("database schema version " + std::to_string(version) +
+                           " is newer than this kforge supports (" +
+                           std::to_string(Store::kSchemaVersion) + ")");
+  }
+  for (int64_t v = version; v < Store::kSchemaVersion; ++v) {
+    s = db.Exec(kMigrations[v], "migrate schema to version " + std::to_string(v + 1));
+    if (!s.ok()) {
+      return s;
+    }
+  }
+  if (version == Store::kSchemaVersion) {
+    return Status::Ok();
+  }
+  s = db.Exec("DELETE FROM schema_version", "update schema_version");
+  if (!s.ok()) {
+    return s;
+  }
+  auto ins = db.Prepare("INSERT INTO schema_version(version) VALUES (?)");
+  if (!ins.ok()) {
+    return ins.status();
+  }
+  if (s = (*ins)->Bind(1, int64_t{Store::kSchemaVersion}); !s.ok()) {
+    return s;
+  }
+  return (*ins)->Step().status();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Store>> Store::Open(const std::filesystem::path& path) {
@@ -134,7 +188,7 @@ Result<std::unique_ptr<Store>> Store::Open(const std::filesystem::path& path) {
   if (Status s = db->Exec("PRAGMA synchronous=NORMAL", where); !s.ok()) {
     return s;
   }
-  if (Status s = db->Migrate(kMigrations, Store::kSchemaVersion); !s.ok()) {
+  if (Status s = db->InTransaction("migration", [&] { return MigrateLocked(*db); }); !s.ok()) {
     return WithContext(s, where);
   }
   return std::unique_ptr<Store>(new Store(std::move(db)));

@@ -1,7 +1,7 @@
-// store: the embedded SQLite database of baselines, verdicts and bench runs (one file, by
-// default under ~/.cache/kforge), and the source texts those refer to (by SHA-256). SQLite's C API
-// stays inside store.cc; every SQLite error comes out as a kf::Status and no exception crosses this
-// interface.
+// store: the embedded SQLite database of baselines, verdicts, bench runs and the reward
+// service's replay buffer (one file, by default under ~/.cache/kforge), and the source texts
+// the runs refer to (by SHA-256). SQLite's C API stays inside src/store (sqlite.h); every SQLite
+// error comes out as a kf::Status and no exception crosses this interface.
 //
 // Thread-safety: a Store may be shared by any number of threads; one mutex serialises use of
 // its single connection. Several processes may open the same file: WAL mode lets readers run
@@ -67,7 +67,7 @@ class Store {
   // stuck process still surfaces as an error rather than a hang.
   static constexpr int kBusyTimeoutMs = 10'000;
   // Bumped with each schema change; Open migrates older files step by step and refuses newer.
-  static constexpr int kSchemaVersion = 2;
+  static constexpr int kSchemaVersion = 3;
 
   // Opens or creates the database file (parent folders created), WAL mode, busy timeout,
   // schema created/migrated (a schema_version table). A file that is not a database, or one
@@ -102,6 +102,24 @@ class Store {
   // second put of a hash changes nothing.
   Status PutTexts(const std::map<std::string, std::string>& by_hash);
   Result<std::optional<std::string>> GetText(const std::string& hash);
+
+  // The replay buffer of `kforge serve` (BDR, serve/replay.h): a FIFO of JSON values, each
+  // under a caller-built key, oldest first. Every call is one transaction, so several processes
+  // sharing the file never hand out one entry twice.
+  struct ReplayRow {
+    std::string key;
+    nlohmann::json value;
+    int64_t failures = 1;  // times the key was pushed while in the buffer
+    int64_t created_at_ms = 0;
+    int64_t updated_at_ms = 0;
+  };
+  // Appends the key at the back; a key already there keeps its place, counts one more failure
+  // and takes the new value. Then removes the oldest entries beyond `capacity` (>= 0) and
+  // returns how many it removed.
+  Result<int64_t> PushReplay(const std::string& key, const nlohmann::json& value, int64_t capacity);
+  // Removes and returns up to `n` of the oldest entries, oldest first.
+  Result<std::vector<ReplayRow>> TakeReplay(int64_t n);
+  Result<int64_t> CountReplay();
 
  private:
   explicit Store(std::unique_ptr<Connection> db);

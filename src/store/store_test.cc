@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <thread>
 #include <vector>
@@ -241,6 +242,97 @@ TEST_F(StoreTest, ConcurrentWriters) {
   }
   EXPECT_EQ(Query(path, "SELECT COUNT(*) FROM verdicts"), std::to_string(3 * kPerThread));
   EXPECT_EQ(Query(path, "SELECT COUNT(*) FROM baselines"), std::to_string(3 * kPerThread));
+}
+
+TEST_F(StoreTest, ReplayIsAFifoThatSurvivesReopen) {
+  fs::path path = dir_ / "kf.db";
+  {
+    auto store = MustOpen(path);
+    ASSERT_NE(store, nullptr);
+    for (const char* k : {"a", "b", "c"}) {
+      auto removed = store->PushReplay(k, json{{"prompt", k}}, 10);
+      ASSERT_TRUE(removed.ok()) << removed.status().ToString();
+      EXPECT_EQ(*removed, 0);
+    }
+  }
+  auto store = MustOpen(path);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(*store->CountReplay(), 3);
+  auto first = store->TakeReplay(2);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_EQ(first->size(), 2u);
+  EXPECT_EQ((*first)[0].key, "a");
+  EXPECT_EQ((*first)[0].value["prompt"], "a");
+  EXPECT_EQ((*first)[1].key, "b");
+  auto rest = store->TakeReplay(5);
+  ASSERT_TRUE(rest.ok());
+  ASSERT_EQ(rest->size(), 1u);
+  EXPECT_EQ((*rest)[0].key, "c");
+  EXPECT_EQ(*store->CountReplay(), 0);
+  EXPECT_TRUE(store->TakeReplay(3)->empty());
+}
+
+TEST_F(StoreTest, ReplayKeepsTheNewestWithinCapacityAndCountsRepeats) {
+  auto store = MustOpen(dir_ / "kf.db");
+  ASSERT_NE(store, nullptr);
+  ASSERT_EQ(*store->PushReplay("a", json{{"v", 1}}, 2), 0);
+  ASSERT_EQ(*store->PushReplay("b", json{{"v", 1}}, 2), 0);
+  // A repeat keeps its place (a is still the oldest) and takes the new value.
+  ASSERT_EQ(*store->PushReplay("a", json{{"v", 2}}, 2), 0);
+  EXPECT_EQ(*store->CountReplay(), 2);
+  // A third key pushes the oldest out.
+  EXPECT_EQ(*store->PushReplay("c", json{{"v", 1}}, 2), 1);
+  auto rows = store->TakeReplay(10);
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].key, "b");
+  EXPECT_EQ((*rows)[1].key, "c");
+  // Capacity 0 keeps nothing; a smaller capacity trims at once.
+  EXPECT_EQ(*store->PushReplay("d", json::object(), 0), 1);
+  for (const char* k : {"e", "f", "g"}) ASSERT_TRUE(store->PushReplay(k, json::object(), 5).ok());
+  EXPECT_EQ(*store->PushReplay("h", json::object(), 1), 3);
+  rows = store->TakeReplay(10);
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0].key, "h");
+}
+
+TEST_F(StoreTest, ReplayRepeatCountsFailures) {
+  auto store = MustOpen(dir_ / "kf.db");
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->PushReplay("a", json{{"v", 1}}, 5).ok());
+  ASSERT_TRUE(store->PushReplay("a", json{{"v", 2}}, 5).ok());
+  ASSERT_TRUE(store->PushReplay("a", json{{"v", 3}}, 5).ok());
+  auto rows = store->TakeReplay(1);
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0].failures, 3);
+  EXPECT_EQ((*rows)[0].value["v"], 3);
+  EXPECT_GE((*rows)[0].updated_at_ms, (*rows)[0].created_at_ms);
+}
+
+// Two connections (two servers on one file) taking at once never get the same entry.
+TEST_F(StoreTest, ConcurrentTakersShareNothing) {
+  fs::path path = dir_ / "kf.db";
+  auto a = MustOpen(path);
+  auto b = MustOpen(path);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  for (int i = 0; i < 200; ++i) ASSERT_TRUE(a->PushReplay(std::to_string(i), json(i), 1000).ok());
+  std::vector<std::string> got_a, got_b;
+  auto take = [](Store* s, std::vector<std::string>* out) {
+    for (int i = 0; i < 100; ++i) {
+      auto rows = s->TakeReplay(3);
+      ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+      for (const auto& r : *rows) out->push_back(r.key);
+    }
+  };
+  std::thread ta(take, a.get(), &got_a), tb(take, b.get(), &got_b);
+  ta.join();
+  tb.join();
+  std::vector<std::string> all = got_a;
+  all.insert(all.end(), got_b.begin(), got_b.end());
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(all.size(), 200u);
+  EXPECT_EQ(std::unique(all.begin(), all.end()), all.end());
 }
 
 }  // namespace

@@ -16,10 +16,12 @@ import uuid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROBLEMS = os.path.join(ROOT, "problems")
-RELU = os.path.join(ROOT, "examples", "cpu", "relu.py")
+# KFORGE_TEST_BACKEND=cuda runs the same tests on a GPU machine (examples/cuda/ candidates).
+BACKEND = os.environ.get("KFORGE_TEST_BACKEND", "cpu")
+RELU = os.path.join(ROOT, "examples", BACKEND, "relu.py")
 SLOW_RELU = os.path.join(ROOT, "tests", "serve", "data", "slow_relu.py")
 # Fast evaluation settings: the tests are about the service, not about timing.
-EVAL_FLAGS = ["--backend", "cpu", "--no-baselines", "--trials", "2", "--timing-budget-ms", "200",
+EVAL_FLAGS = ["--backend", BACKEND, "--no-baselines", "--trials", "2", "--timing-budget-ms", "200",
               "--build-workers", "1"]
 
 

@@ -1,0 +1,124 @@
+"""The PyTorch side of `kforge synth`: run and time synthesized problems' references.
+
+    python3 -m kforge_runner.synth check [--device cpu|cuda] [--draws N] PATH...
+    python3 -m kforge_runner.synth time [--device cpu|cuda] [--stop-ms MS] PATH...
+
+check: the lint-problems checks (lint.lint_problem: finite, not zeros, not a constant, not an
+input, not a subsample, varies more than the tolerance), then the reference on each entry of
+KFORGE_SHAPE_VARIANTS (it must run and stay finite, as the judge requires at load time), then
+the median eager time of the main shape set. One line per problem:
+{"problem", "ok", "findings": [{"code", "message"}], "reference_ms"}.
+
+time: the median eager time of the main shape set, then of each variant in order, stopping
+after the first that takes longer than --stop-ms or fails (calibration probes double a size
+per variant). One line per problem: {"problem", "ms": [...]}.
+
+Exit status 0 whatever the problems do (2 on a usage error).
+"""
+import argparse
+import json
+import statistics
+import sys
+import time
+import traceback
+
+import torch
+
+from . import lint
+
+VARIANT_SEED = 77
+
+
+def _sync(device):
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def median_ms(model, inputs, device, min_reps=3, min_s=0.05, max_reps=50):
+    """Eager forward time: one warm-up call, then calls until min_reps and min_s are both met."""
+    with torch.no_grad():
+        model(*inputs)
+        _sync(device)
+        times = []
+        while len(times) < min_reps or (sum(times) < min_s and len(times) < max_reps):
+            t0 = time.perf_counter()
+            model(*inputs)
+            _sync(device)
+            times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1000.0
+
+
+def _variant_inputs(module, variant, device):
+    saved = {k: getattr(module, k) for k in variant}
+    try:
+        for k, v in variant.items():
+            setattr(module, k, v)
+        return lint.draw(module, VARIANT_SEED, device)
+    finally:
+        for k, v in saved.items():
+            setattr(module, k, v)
+
+
+def check(path, device, seeds):
+    result = lint.lint_problem(path, device, seeds)
+    findings = list(result["findings"])
+    out = {"problem": path, "ok": False, "findings": findings, "reference_ms": None}
+    if findings:
+        return out
+    try:
+        module, model = lint.load_problem(path, device)
+        for i, v in enumerate(getattr(module, "KFORGE_SHAPE_VARIANTS", []) or []):
+            refs = lint.reference(model, _variant_inputs(module, v, device))
+            if not all(bool(torch.isfinite(r).all()) for r in refs if r.is_floating_point()):
+                findings.append({"code": "variant_error",
+                                 "message": "the output has NaN or Inf on variant %d %r" % (i, v)})
+        if not findings:
+            out["reference_ms"] = median_ms(model, lint.draw(module, lint.DRAW_SEEDS[0], device),
+                                            device)
+    except Exception as e:  # noqa: BLE001 - a broken problem is a finding
+        findings.append({"code": "variant_error", "message": "%s: %s\n%s" % (
+            type(e).__name__, e, traceback.format_exc(limit=-2))})
+    out["ok"] = not findings
+    return out
+
+
+def time_sets(path, device, stop_ms):
+    ms = []
+    try:
+        module, model = lint.load_problem(path, device)
+        sets = [None] + list(getattr(module, "KFORGE_SHAPE_VARIANTS", []) or [])
+        for v in sets:
+            inputs = (lint.draw(module, lint.DRAW_SEEDS[0], device) if v is None
+                      else _variant_inputs(module, v, device))
+            ms.append(median_ms(model, inputs, device))
+            del inputs
+            if ms[-1] > stop_ms:
+                break
+    except Exception as e:  # noqa: BLE001 - out of memory at a large size ends the sweep
+        sys.stderr.write("kforge_runner.synth: %s stopped: %s: %s\n" % (path, type(e).__name__, e))
+    return {"problem": path, "ms": ms}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python3 -m kforge_runner.synth")
+    ap.add_argument("mode", choices=["check", "time"])
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--draws", type=int, default=len(lint.DRAW_SEEDS))
+    ap.add_argument("--stop-ms", type=float, default=30.0)
+    ap.add_argument("paths", nargs="+")
+    args = ap.parse_args(argv)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    seeds = tuple(11 * (i + 1) for i in range(max(1, args.draws)))
+    for path in args.paths:
+        if args.mode == "check":
+            result = check(path, args.device, seeds)
+        else:
+            result = time_sets(path, args.device, args.stop_ms)
+        sys.stdout.write(json.dumps(result) + "\n")
+        sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
