@@ -1,7 +1,8 @@
 // The store's one migration sequence (store.cc's kMigrations): 1 baselines and verdicts, 2 the
 // reward service's replay buffer, 3 bench runs and texts. A file written by an earlier kforge,
-// at any of those versions, opens in place with every row kept and ends with the schema a fresh
-// file has. The older files here are written with the DDL those versions shipped, frozen.
+// at any of those versions (or by the web UI's branch before its merge), opens in place with
+// every row kept and ends with the schema a fresh file has. The files of versions 1 and 2 are
+// written with the DDL those versions shipped, frozen.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <unistd.h>
@@ -189,6 +190,44 @@ TEST_F(MigrateTest, VersionTwoGainsRunsAndKeepsItsReplayBuffer) {
   EXPECT_EQ((*rows)[0].updated_at_ms, 20);
   EXPECT_EQ((*rows)[1].key, "r2");
   EXPECT_EQ((*rows)[2].key, "r3");
+}
+
+// The web UI's branch, before it was merged, wrote its bench runs as schema 2 (the number the
+// replay table took on main). Its files, runs and no replay table, gain that table at 3 and
+// keep their runs and texts.
+TEST_F(MigrateTest, TheWebBranchsSchemaTwoGainsReplayAndKeepsItsRuns) {
+  const fs::path path = dir_ / "web2.db";
+  {
+    auto st = MustOpen(path);
+    ASSERT_TRUE(st);
+    RunRow run;
+    run.model = "before the merge";
+    run.started_at = "2026-12-01T00:00:00Z";
+    RunSampleRow sample;
+    sample.problem_id = "level1/relu";
+    sample.status = "ok";
+    ASSERT_TRUE(st->RecordRun(run, {sample}).ok());
+    ASSERT_TRUE(st->PutTexts({{"h", "kernel"}}).ok());
+  }
+  // That file: this schema less the replay table, at 2.
+  EXPECT_EQ(Rows(path, "DROP TABLE replay"), "");
+  EXPECT_EQ(Rows(path, "UPDATE schema_version SET version = 2"), "");
+  EXPECT_EQ(Rows(path, "SELECT version FROM schema_version"), "2\n");
+  ASSERT_TRUE(MustOpen(dir_ / "fresh.db"));
+  auto st = MustOpen(path);
+  ASSERT_TRUE(st);
+  EXPECT_EQ(Rows(path, "SELECT version FROM schema_version"), "3\n");
+  EXPECT_EQ(Schema(path), Schema(dir_ / "fresh.db"));
+  auto runs = st->ListRuns(10);
+  ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+  ASSERT_EQ(runs->size(), 1u);
+  EXPECT_EQ((*runs)[0].model, "before the merge");
+  EXPECT_EQ(Rows(path, "SELECT COUNT(*) FROM run_samples"), "1\n");
+  auto text = st->GetText("h");
+  ASSERT_TRUE(text.ok() && text->has_value());
+  EXPECT_EQ(**text, "kernel");
+  EXPECT_TRUE(st->PushReplay("k", json::object(), 3).ok());
+  EXPECT_EQ(*st->CountReplay(), 1);
 }
 
 // Upgraded files and new ones have one schema, so no code path depends on a file's history.
