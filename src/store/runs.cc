@@ -125,13 +125,14 @@ Result<int64_t> InsertRun(Connection& db, const RunRow& run,
 
 Result<int64_t> Store::RecordRun(const RunRow& run, const std::vector<RunSampleRow>& samples) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (Status s = db_->Exec("BEGIN IMMEDIATE", "begin run"); !s.ok()) return s;
-  auto id = InsertRun(*db_, run, samples);
-  if (!id.ok()) {
-    db_->Exec("ROLLBACK", "rollback run");
-    return id.status();
-  }
-  if (Status s = db_->Exec("COMMIT", "commit run"); !s.ok()) return s;
+  int64_t id = 0;
+  Status s = db_->InTransaction("run", [&]() -> Status {
+    auto inserted = InsertRun(*db_, run, samples);
+    if (!inserted.ok()) return inserted.status();
+    id = *inserted;
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
   return id;
 }
 
@@ -208,14 +209,12 @@ Result<std::vector<RunSampleRow>> Store::ProblemSamples(const std::string& probl
 
 Status Store::PutTexts(const std::map<std::string, std::string>& by_hash) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (Status s = db_->Exec("BEGIN IMMEDIATE", "begin texts"); !s.ok()) return s;
-  for (const auto& [hash, text] : by_hash) {
-    if (Status s = InsertText(*db_, hash, text); !s.ok()) {
-      db_->Exec("ROLLBACK", "rollback texts");
-      return s;
+  return db_->InTransaction("texts", [&]() -> Status {
+    for (const auto& [hash, text] : by_hash) {
+      if (Status s = InsertText(*db_, hash, text); !s.ok()) return s;
     }
-  }
-  return db_->Exec("COMMIT", "commit texts");
+    return Status::Ok();
+  });
 }
 
 Result<std::optional<std::string>> Store::GetText(const std::string& hash) {

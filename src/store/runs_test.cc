@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include "store/store.h"
@@ -153,6 +154,24 @@ TEST_F(RunsTest, TextsAreKeptOnce) {
   auto t = st->GetText("h");
   ASSERT_TRUE(t.ok() && t->has_value());
   EXPECT_EQ(**t, "first");
+}
+
+// A run is recorded whole or not at all: when its samples cannot be written, the run's row
+// goes too (here the samples' table is gone under the store).
+TEST_F(RunsTest, ARunWhoseSamplesFailLeavesNoRow) {
+  auto st = MustOpen();
+  ASSERT_TRUE(st);
+  ASSERT_TRUE(st->RecordRun(MakeRun("kept"), {Sample("relu", 0, "ok", 1.0, "x")}).ok());
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ / "kforge.db").c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "DROP TABLE run_samples", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  auto id = st->RecordRun(MakeRun("lost"), {Sample("relu", 0, "ok", 1.0, "y")});
+  EXPECT_FALSE(id.ok());
+  auto runs = st->ListRuns(10);
+  ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+  ASSERT_EQ(runs->size(), 1u);
+  EXPECT_EQ((*runs)[0].model, "kept");
 }
 
 }  // namespace
