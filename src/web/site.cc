@@ -97,8 +97,8 @@ class Site::Impl {
 
   Response Handle(const Request& req) {
     if (req.path.rfind("/ui/assets/", 0) == 0) return AssetResponse(req.path.substr(11));
-    Ctx c{req, ParseForm(req.query), {}, store, problems, live, opt, sessions, rates};
-    c.now_s = opt.now_s();
+    Ctx c{req, ParseForm(req.query), {}, store, problems, live, opt, sessions, rates,
+          {},  opt.now_s()};
     if (req.method == "POST") c.form = ParseForm(req.body);
     Response r;
     try {
