@@ -149,6 +149,14 @@ def main():
         browser.wait_for("document.readyState === 'complete'", 10)
         rule = browser.evaluate("document.querySelector('section.rule h2').innerText")
         assert "H08" in rule and "timer-patch" in rule, rule
+        # What the rule catches and its hint are the catalog's, as `kforge rules` prints them.
+        listed = subprocess.run([kforge, "rules"], capture_output=True, text=True, check=True).stdout
+        h08 = listed[listed.index("H08  timer-patch"):].split("\n\n")[0]
+        catches = re.search(r"^  catches: (.*)$", h08, re.M).group(1)
+        hint = re.search(r"^  hint: (.*)$", h08, re.M).group(1)
+        assert browser.evaluate("document.querySelector('section.rule p.catches').innerText") == \
+            "Catches: %s." % catches
+        assert browser.evaluate("document.querySelector('section.rule p.hint').innerText") == hint
         line = int(browser.evaluate(
             "document.querySelector('section.rule a').getAttribute('href').slice(2)"))
         hit = browser.evaluate("document.getElementById('L%d').className" % line)
