@@ -56,8 +56,10 @@ for source in sys.argv[4:]:
         shutil.copyfile(os.path.join(src_root, source, r["path"]), dst)
 PY
 fi
+todo=${#sources[@]}
 for src in "${sources[@]}"; do
-  left=$((limit - (SECONDS - start)))
+  # Each source its share of what is left, so one slow source cannot starve the others.
+  left=$(( (limit - (SECONDS - start)) / todo )); todo=$((todo - 1))
   if [ $left -lt 60 ]; then echo "$src: no time left (run again)"; continue; fi
   v=$(version "$src")
   problems=()

@@ -29,9 +29,13 @@ for phase in "$@"; do
         grep -v '^PASS' "$out/redteam-$policy.log" | head -5
       done ;;
     untrusted)
-      KFORGE_TEST_BACKEND=cuda python3 tests/serve/test_untrusted.py "$kforge" \
-        "$KFORGE_TEST_CACHE" > "$out/untrusted.log" 2>&1
-      echo "untrusted: exit $? $(tail -1 "$out/untrusted.log")" ;;
+      KFORGE_TEST_BACKEND=cuda KFORGE_TEST_SERVE_START_S=${SERVE_START_S:-240} \
+        python3 tests/serve/test_untrusted.py "$kforge" "$KFORGE_TEST_CACHE" \
+        > "$out/untrusted.log" 2>&1
+      echo "untrusted: exit $? $(tail -1 "$out/untrusted.log")"
+      # A failed test keeps its processes' logs: bring them back.
+      kept=$(sed -n 's/^logs kept in //p' "$out/untrusted.log")
+      [ -n "$kept" ] && cp -r "$kept" "$out/untrusted-logs" ;;
     examples)
       python3 tests/integration/eval_examples.py --kforge "$kforge" --backend cuda \
         --examples examples/cuda --problems problems --python python3 --timing-budget-ms 1000 \

@@ -328,16 +328,26 @@ def compare(out, ref, atol, rtol):
     o_flat, r_flat = out.reshape(-1), ref.reshape(-1)
     n = r_flat.numel()
     if ref.is_floating_point() and out.dtype == ref.dtype:
-        # One pass for the common case; the detailed account below only for failures.
+        # One pass for the common case; the detailed account below only for failures. A match
+        # still reports its largest errors (the verdict's trial records: how close it came).
         good = True
+        max_abs = max_rel = 0.0
         for at in range(0, n, COMPARE_CHUNK):
             o, r = o_flat[at:at + COMPARE_CHUNK], r_flat[at:at + COMPARE_CHUNK]
             finite_ok = bool((torch.isfinite(o) | ~torch.isfinite(r)).all())
             if not (finite_ok and torch.allclose(o, r, rtol=rtol, atol=atol, equal_nan=True)):
                 good = False
                 break
+            if o.numel():
+                if o.element_size() < 4:  # half and bfloat16: the errors in float32
+                    o, r = o.float(), r.float()
+                both = torch.isfinite(o) & torch.isfinite(r)
+                d = torch.where(both, (o - r).abs(), torch.zeros_like(o))
+                max_abs = max(max_abs, float(d.max()))
+                max_rel = max(max_rel, float((d / r.abs().clamp_min(1e-12)).max()))
         if good:
-            return True, {"bad_elements": 0, "elements": int(n)}
+            return True, {"bad_elements": 0, "elements": int(n), "max_abs_err": max_abs,
+                          "max_rel_err": max_rel}
     facts = {"bad_elements": 0, "elements": int(n)}
     if ref.is_floating_point():
         facts.update({"max_abs_err": 0.0, "max_rel_err": 0.0, "nonfinite_where_ref_finite": 0})

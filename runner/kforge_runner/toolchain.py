@@ -8,6 +8,7 @@ otherwise the same ones worked out without importing torch.
 """
 import functools
 import importlib.util
+import inspect
 import os
 import shutil
 import subprocess
@@ -78,13 +79,28 @@ def cuda_home():
     return home if os.path.isdir(home) else None
 
 
+def _device_arg(fn, cuda):
+    """The argument that asks torch's builder for CUDA's folders too: `cuda: bool` up to
+    torch 2.5, `device_type: str` ("cpu", "cuda") since (where True means neither, so the CUDA
+    headers would look missing on a machine that builds CUDA fine)."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        params = {}
+    if "device_type" in params:
+        return "cuda" if cuda else "cpu"
+    return cuda
+
+
 def _builder_dirs(cuda, ce):
     """torch's own include and library folders for a build (its include_paths/library_paths)."""
     if ce is not None:
         try:
-            return list(ce.include_paths(cuda)), list(ce.library_paths(cuda))
+            return (list(ce.include_paths(_device_arg(ce.include_paths, cuda))),
+                    list(ce.library_paths(_device_arg(ce.library_paths, cuda))))
         except (OSError, RuntimeError):  # cuda=True without a CUDA_HOME
-            return list(ce.include_paths(False)), list(ce.library_paths(False))
+            return (list(ce.include_paths(_device_arg(ce.include_paths, False))),
+                    list(ce.library_paths(_device_arg(ce.library_paths, False))))
     torch_dir = _torch_dir()
     include, library = [], []
     if torch_dir:

@@ -1,148 +1,18 @@
-// report.html: one self-contained page. Charts are inline SVG drawn here; no scripts, no fonts
+// report.html: one self-contained page. Charts are inline SVG (charts.h); no scripts, no fonts
 // or styles fetched, so the file can be mailed or archived and opened anywhere.
 #include <cstdio>
 #include <sstream>
 
+#include "bench/charts.h"
 #include "bench/report.h"
 
 namespace kf::bench {
 namespace {
 
-std::string Esc(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        o += "&amp;";
-        break;
-      case '<':
-        o += "&lt;";
-        break;
-      case '>':
-        o += "&gt;";
-        break;
-      case '"':
-        o += "&quot;";
-        break;
-      default:
-        o += c;
-    }
-  }
-  return o;
-}
-
 std::string Num(double x) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f", x);
   return buf;
-}
-
-const char* StatusColor(const std::string& s) {
-  if (s == "ok") return "#2e7d32";
-  if (s == "incorrect") return "#f9a825";
-  if (s == "compile_error") return "#8d6e63";
-  if (s == "runtime_error") return "#e65100";
-  if (s == "timeout") return "#6a1b9a";
-  if (s == "cheat") return "#c62828";
-  if (s == "format_error") return "#546e7a";
-  return "#9e9e9e";  // infra_error
-}
-
-// Grouped bars in [0, 1]: one group per level (and overall), one bar per series.
-std::string RateChart(const Metrics& m) {
-  struct Series {
-    std::string name, color;
-    double (*get)(const Aggregate&);
-  };
-  std::vector<Series> series = {
-      {"pass@k", "#1565c0", [](const Aggregate& a) { return a.pass_at_k; }},
-      {"avg@k", "#64b5f6", [](const Aggregate& a) { return a.avg_at_k; }},
-      {"faster vs eager", "#2e7d32", [](const Aggregate& a) { return a.faster_rate_vs_eager; }},
-  };
-  std::vector<std::pair<std::string, const Aggregate*>> groups = {{"overall", &m.overall}};
-  for (const auto& [l, a] : m.per_level) groups.emplace_back(l, &a);
-  const double bar = 22, gap = 26, h = 180, top = 20, left = 40;
-  double group_w = bar * series.size() + gap;
-  double w = left + group_w * groups.size() + 20;
-  std::ostringstream o;
-  o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << Num(w) << "' height='" << Num(h + 70)
-    << "' role='img' aria-label='rates per level'>";
-  for (int t = 0; t <= 4; ++t) {
-    double y = top + h - h * t / 4.0;
-    o << "<line x1='" << left << "' x2='" << Num(w - 10) << "' y1='" << Num(y) << "' y2='" << Num(y)
-      << "' stroke='#ddd'/><text x='" << left - 4 << "' y='" << Num(y + 4)
-      << "' font-size='10' text-anchor='end'>" << t * 25 << "%</text>";
-  }
-  for (size_t g = 0; g < groups.size(); ++g) {
-    double x0 = left + gap / 2 + g * group_w;
-    for (size_t s = 0; s < series.size(); ++s) {
-      double v = series[s].get(*groups[g].second);
-      double bh = h * v;
-      o << "<rect x='" << Num(x0 + s * bar) << "' y='" << Num(top + h - bh) << "' width='"
-        << Num(bar - 3) << "' height='" << Num(bh) << "' fill='" << series[s].color << "'><title>"
-        << Esc(groups[g].first + " " + series[s].name) << ": " << Percent(v) << "</title></rect>";
-    }
-    o << "<text x='" << Num(x0 + bar * series.size() / 2) << "' y='" << Num(top + h + 14)
-      << "' font-size='11' text-anchor='middle'>" << Esc(groups[g].first) << "</text>";
-  }
-  for (size_t s = 0; s < series.size(); ++s) {
-    double x = left + s * 120;
-    o << "<rect x='" << Num(x) << "' y='" << Num(top + h + 30) << "' width='10' height='10' fill='"
-      << series[s].color << "'/><text x='" << Num(x + 14) << "' y='" << Num(top + h + 39)
-      << "' font-size='11'>" << Esc(series[s].name) << "</text>";
-  }
-  o << "</svg>";
-  return o.str();
-}
-
-// One horizontal bar split by status, overall.
-std::string StatusChart(const Aggregate& a) {
-  int total = 0;
-  for (const auto& [s, n] : a.status_counts) total += n;
-  const double w = 600, h = 24;
-  std::ostringstream o;
-  o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << w << "' height='" << h + 40
-    << "' role='img' aria-label='statuses'>";
-  double x = 0, lx = 0;
-  for (const auto& [s, n] : a.status_counts) {
-    double bw = total > 0 ? w * n / total : 0;
-    o << "<rect x='" << Num(x) << "' y='0' width='" << Num(bw) << "' height='" << h << "' fill='"
-      << StatusColor(s) << "'><title>" << Esc(s) << ": " << n << "</title></rect>";
-    x += bw;
-    o << "<rect x='" << Num(lx) << "' y='" << h + 10 << "' width='10' height='10' fill='"
-      << StatusColor(s) << "'/><text x='" << Num(lx + 13) << "' y='" << h + 19
-      << "' font-size='11'>" << Esc(s) << " " << n << "</text>";
-    lx += 14 + 8 * (s.size() + std::to_string(n).size() + 2);
-  }
-  o << "</svg>";
-  return o.str();
-}
-
-// fast_p as bars: the share of samples correct and faster than p x eager.
-std::string FastPChart(const Aggregate& a) {
-  const double bar = 50, h = 140, top = 16, left = 40;
-  double w = left + bar * a.fast_p.size() + 20;
-  std::ostringstream o;
-  o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << Num(w) << "' height='" << Num(h + 40)
-    << "' role='img' aria-label='fast_p'>";
-  for (int t = 0; t <= 4; ++t) {
-    double y = top + h - h * t / 4.0;
-    o << "<line x1='" << left << "' x2='" << Num(w - 10) << "' y1='" << Num(y) << "' y2='" << Num(y)
-      << "' stroke='#ddd'/><text x='" << left - 4 << "' y='" << Num(y + 4)
-      << "' font-size='10' text-anchor='end'>" << t * 25 << "%</text>";
-  }
-  for (size_t i = 0; i < a.fast_p.size(); ++i) {
-    auto [p, v] = a.fast_p[i];
-    double x = left + i * bar + 8, bh = h * v;
-    char label[32];
-    std::snprintf(label, sizeof label, "fast_%g", p);
-    o << "<rect x='" << Num(x) << "' y='" << Num(top + h - bh) << "' width='" << Num(bar - 16)
-      << "' height='" << Num(bh) << "' fill='#1565c0'><title>" << label << ": " << Percent(v)
-      << "</title></rect><text x='" << Num(x + (bar - 16) / 2) << "' y='" << Num(top + h + 14)
-      << "' font-size='10' text-anchor='middle'>" << label << "</text>";
-  }
-  o << "</svg>";
-  return o.str();
 }
 
 }  // namespace
@@ -155,11 +25,13 @@ std::string RenderHtml(const Metrics& m, const RunInfo& info) {
        "td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px}td.n{text-align:right}"
        "th{background:#f3f3f3}h2{margin-top:1.6em}.st{display:inline-block;padding:0 5px;"
        "border-radius:3px;color:#fff;margin-right:3px;font-size:12px}</style></head><body>";
-  o << "<h1>kforge bench</h1><p>" << Esc(info.started_at) << " &middot; backend "
-    << Esc(info.backend) << (info.device.empty() ? "" : " (" + Esc(info.device) + ")")
-    << " &middot; policy " << Esc(info.policy) << " &middot; " << info.lanes << " lane(s)" << (info.sequential ? " &middot; sequential" : "")
-    << " &middot; " << info.samples << " samples (" << info.evaluated << " evaluated now, "
-    << info.reused << " from the store) &middot; wall " << Num(info.wall_ms / 1000) << " s</p>";
+  o << "<h1>kforge bench</h1><p>" << HtmlEscape(info.started_at) << " &middot; backend "
+    << HtmlEscape(info.backend) << (info.device.empty() ? "" : " (" + HtmlEscape(info.device) + ")")
+    << " &middot; policy " << HtmlEscape(info.policy)
+    << (info.model.empty() ? "" : " &middot; model " + HtmlEscape(info.model)) << " &middot; "
+    << info.lanes << " lane(s)" << (info.sequential ? " &middot; sequential" : "") << " &middot; "
+    << info.samples << " samples (" << info.evaluated << " evaluated now, " << info.reused
+    << " from the store) &middot; wall " << Num(info.wall_ms / 1000) << " s</p>";
   o << "<p>Pass@k uses k' = min(k, n) per problem (k = " << m.options.k
     << "); infra_error samples are not counted; Faster Rate is the share of samples correct and "
        "more than "
@@ -169,11 +41,11 @@ std::string RenderHtml(const Metrics& m, const RunInfo& info) {
   o << "<h2>fast_p (vs eager)</h2>" << FastPChart(m.overall);
   Table t = SummaryTable(m);
   o << "<h2>Metrics</h2><table><tr><th>metric</th>";
-  for (const auto& c : t.columns) o << "<th>" << Esc(c) << "</th>";
+  for (const auto& c : t.columns) o << "<th>" << HtmlEscape(c) << "</th>";
   o << "</tr>";
   for (const auto& [name, cells] : t.rows) {
-    o << "<tr><td>" << Esc(name) << "</td>";
-    for (const auto& c : cells) o << "<td class='n'>" << Esc(c) << "</td>";
+    o << "<tr><td>" << HtmlEscape(name) << "</td>";
+    for (const auto& c : cells) o << "<td class='n'>" << HtmlEscape(c) << "</td>";
     o << "</tr>";
   }
   o << "</table><h2>Problems</h2><table><tr><th>level</th><th>problem</th><th>n</th>"
@@ -182,20 +54,20 @@ std::string RenderHtml(const Metrics& m, const RunInfo& info) {
     << "</th><th>avg</th><th>best speedup</th>"
        "<th>statuses</th></tr>";
   for (const auto& p : m.problems) {
-    o << "<tr><td>" << Esc(p.level) << "</td><td>" << Esc(p.problem) << "</td><td class='n'>" << p.n
-      << "</td><td class='n'>" << p.c << "</td><td class='n'>" << Percent(p.pass_at_k)
-      << "</td><td class='n'>" << Percent(p.avg_at_k) << "</td><td class='n'>"
-      << Times(p.best_speedup_vs_eager) << "</td><td>";
+    o << "<tr><td>" << HtmlEscape(p.level) << "</td><td>" << HtmlEscape(p.problem)
+      << "</td><td class='n'>" << p.n << "</td><td class='n'>" << p.c << "</td><td class='n'>"
+      << Percent(p.pass_at_k) << "</td><td class='n'>" << Percent(p.avg_at_k)
+      << "</td><td class='n'>" << Times(p.best_speedup_vs_eager) << "</td><td>";
     for (const auto& [s, n] : p.status_counts) {
-      o << "<span class='st' style='background:" << StatusColor(s) << "'>" << Esc(s) << " " << n
-        << "</span>";
+      o << "<span class='st' style='background:" << StatusColor(s) << "'>" << HtmlEscape(s) << " "
+        << n << "</span>";
     }
     o << "</td></tr>";
   }
   o << "</table>";
   if (!info.warnings.empty()) {
     o << "<h2>Warnings</h2><ul>";
-    for (const auto& w : info.warnings) o << "<li>" << Esc(w) << "</li>";
+    for (const auto& w : info.warnings) o << "<li>" << HtmlEscape(w) << "</li>";
     o << "</ul>";
   }
   o << "</body></html>\n";

@@ -116,9 +116,9 @@ std::string RenderText(const Table& t) {
 std::string RenderMarkdown(const Metrics& m, const RunInfo& info) {
   std::ostringstream o;
   o << "# kforge bench report\n\n";
-  o << "- started: " << info.started_at << "\n- backend: " << info.backend
-    << (info.device.empty() ? "" : " (" + info.device + ")") << ", policy: " << info.policy
-    << ", lanes: " << info.lanes
+  o << "- started: " << info.started_at << (info.model.empty() ? "" : "\n- model: " + info.model)
+    << "\n- backend: " << info.backend << (info.device.empty() ? "" : " (" + info.device + ")")
+    << ", policy: " << info.policy << ", lanes: " << info.lanes
     << (info.sequential ? " (sequential mode)" : "") << "\n";
   o << "- samples: " << info.samples << " (evaluated now: " << info.evaluated
     << ", reused from the store: " << info.reused << ", identical to another: " << info.deduplicated
@@ -181,6 +181,7 @@ json ResultsJson(const Metrics& m, const RunInfo& info) {
           {"faster_threshold", m.options.faster_threshold},
           {"run",
            {{"started_at", info.started_at},
+            {"model", info.model},
             {"backend", info.backend},
             {"policy", info.policy},
             {"device", info.device},

@@ -26,6 +26,7 @@ struct SampleRecord {
 // Facts about the run itself (what it cost, where it ran), reported beside the metrics.
 struct RunInfo {
   std::string started_at;  // UTC, ISO 8601
+  std::string model;       // bench --model (the samples folder's name by default)
   std::string backend, device;
   std::string policy = "strict";  // the acceptance rule every verdict of the run was reached under
   std::vector<std::string> problem_roots;

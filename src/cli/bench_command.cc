@@ -8,6 +8,7 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -17,10 +18,12 @@
 #include "bench/discover.h"
 #include "bench/metrics.h"
 #include "bench/progress.h"
+#include "bench/record.h"
 #include "bench/report.h"
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
 #include "cli/eval_flags.h"
+#include "common/hash.h"
 #include "eval/eval.h"
 #include "pipeline/pipeline.h"
 
@@ -32,6 +35,7 @@ struct BenchFlags {
   std::vector<std::string> problems;
   std::string samples;
   std::string out = "results";
+  std::string model;  // "": the samples folder's name
   int k = 1;
   int build_threads = 0;
   size_t queue = 0;
@@ -100,6 +104,46 @@ class Ticker {
   std::thread thread_;
 };
 
+// Records the run in the store (the run, its samples and the texts they refer to) for the web
+// UI. The texts are read again from the files (not kept in memory during the run) and kept
+// only when they still hash to what was evaluated. A failure is a warning: the reports are
+// written and the verdicts stored already.
+void RecordInStore(const fs::path& cache_dir, eval::Evaluator* ev, const bench::Metrics& m,
+                   const bench::RunInfo& info, const std::vector<bench::SampleRecord>& done) {
+  if (done.empty()) return;  // nothing was evaluated: no run to browse
+  const fs::path db = cache_dir / "kforge.db";
+  auto st = store::Store::Open(db);
+  Status s = st.ok() ? Status::Ok() : st.status();
+  std::vector<store::RunSampleRow> rows;
+  std::set<std::string> seen;
+  std::map<std::string, std::string> texts;
+  auto keep = [&](const std::string& hash, const fs::path& path) {
+    std::string text;
+    if (seen.insert(hash).second && ReadFile(path, &text) && Sha256Hex(text) == hash) {
+      texts.emplace(hash, std::move(text));
+    }
+  };
+  for (size_t i = 0; i < done.size() && s.ok(); ++i) {
+    const bench::SampleRecord& r = done[i];
+    rows.push_back(
+        bench::SampleRowOf(r, ev->StoreKey(r.verdict.problem_hash, r.verdict.candidate_hash)));
+    keep(r.verdict.candidate_hash, r.sample_path);
+    keep(r.verdict.problem_hash, r.problem_path);
+    if (texts.size() >= 256 || i + 1 == done.size()) {  // bounded memory for big runs
+      s = (*st)->PutTexts(texts);
+      texts.clear();
+    }
+  }
+  Result<int64_t> id = s.ok() ? (*st)->RecordRun(bench::RunRowOf(m, info), rows) : s;
+  if (!id.ok()) {
+    std::cerr << "kforge bench: warning: the run was not recorded in " << db.string()
+              << " (the web UI will not list it): " << id.status().message() << "\n";
+    return;
+  }
+  std::cout << "recorded as run " << *id << " (model " << info.model << ") in " << db.string()
+            << "; browse with kforge ui --cache " << cache_dir.string() << "\n";
+}
+
 int RunBench(const BenchFlags& f) {
   std::vector<fs::path> roots(f.problems.begin(), f.problems.end());
   auto problems = bench::FindProblems(roots);
@@ -136,6 +180,7 @@ int RunBench(const BenchFlags& f) {
 
   bench::RunInfo info;
   info.started_at = NowUtc();
+  info.model = f.model.empty() ? bench::DefaultModelName(f.samples) : f.model;
   info.backend = opt.backend;
   info.policy = execute::PolicyName(opt.exec.policy);
   info.problem_roots = f.problems;
@@ -174,7 +219,8 @@ int RunBench(const BenchFlags& f) {
         if (late || signalled.load()) {
           {
             std::lock_guard<std::mutex> g(mu);
-            info.stopped = late ? "the time limit of " + bench::Duration(f.time_limit_s) : "a signal";
+            info.stopped =
+                late ? "the time limit of " + bench::Duration(f.time_limit_s) : "a signal";
           }
           std::cerr << "\nkforge bench: stopping (" << info.stopped
                     << "): running evaluations finish, the rest is left for a rerun\n";
@@ -273,6 +319,7 @@ int RunBench(const BenchFlags& f) {
   }
   std::cout << "wrote " << (fs::path(f.out) / "results.json").string() << ", report.md, "
             << "report.html, verdicts.jsonl\n";
+  RecordInStore(opt.cache_dir, ev->get(), m, info, done);
   if (m.overall.infra_errors > 0) {
     std::cerr << "kforge bench: warning: " << m.overall.infra_errors
               << " samples ended as infra_error (not counted; a rerun tries them again)\n";
@@ -296,6 +343,9 @@ Command BenchCommand() {
                         "level_<L>_problem_<P>_sample_<S>_kernel.py")
             ->required();
         app->add_option("--out", f->out, "where the reports go (default: results)");
+        app->add_option("--model", f->model,
+                        "the model the samples came from, recorded with the run in the store "
+                        "for the web UI (default: the samples folder's name)");
         app->add_option("--k", f->k, "k of Pass@k and Avg@k (default 1)")
             ->check(CLI::Range(1, 100000));
         app->add_option("--build-threads", f->build_threads,

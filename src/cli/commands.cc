@@ -12,6 +12,7 @@ const std::vector<Command>& Commands() {
       BenchCommand(),
 #ifdef KFORGE_HAVE_NET
       ServeCommand(),
+      UiCommand(),
       GenerateCommand(),
 #endif
       WorkerCommand(),

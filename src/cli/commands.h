@@ -39,6 +39,7 @@ Command DataCommand();
 #ifdef KFORGE_HAVE_NET
 Command ServeCommand();
 Command GenerateCommand();  // talks to a model server: needs the HTTP components
+Command UiCommand();        // the web UI over a store
 #endif
 
 }  // namespace kf::cli

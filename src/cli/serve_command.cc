@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
+#include "cli/http_flags.h"
 #include "queue/engine.h"
 #include "serve/replay.h"
 #include "serve/server.h"
@@ -27,24 +28,8 @@ struct ServeFlags {
   serve::BdrOptions bdr;
 };
 
-// The token comes from the environment (never argv, which every user of the machine can read
-// in /proc) and is removed from it at once, so the runner processes kforge starts, candidates
-// among them, do not inherit it.
-int ReadToken(ServeFlags& f) {
-  if (f.token_env.empty()) return kExitOk;
-  const char* v = std::getenv(f.token_env.c_str());
-  if (v == nullptr || *v == '\0') {
-    std::cerr << "kforge serve: --token-env " << f.token_env
-              << ": the environment variable is unset or empty\n";
-    return kExitUsage;
-  }
-  f.serve.token = v;
-  ::unsetenv(f.token_env.c_str());
-  return kExitOk;
-}
-
 int RunServe(ServeFlags& f) {
-  if (int rc = ReadToken(f); rc != kExitOk) return rc;
+  if (int rc = ReadTokenEnv("serve", f.token_env, &f.serve.token); rc != kExitOk) return rc;
   if (auto s = serve::CheckExposure(f.serve); !s.ok()) {  // before any runner process starts
     std::cerr << "kforge serve: " << s.message() << "\n";
     return kExitUsage;
@@ -92,29 +77,33 @@ int RunServe(ServeFlags& f) {
     std::cerr << "kforge serve: " << engine.status().message() << "\n";
     return kExitInfra;
   }
-  // BDR's buffer lives beside the jobs: in Redis for --redis (shared by the servers of one
-  // --prefix), else in the store under --cache (the same file the evaluator uses).
-  std::unique_ptr<serve::ReplayStorage> replay;
-  if (!f.redis.url.empty()) {
-    replay = serve::MakeRedisReplay(redis_addr, f.prefix);
+  // One store for the web UI (the file the embedded engine writes and bench runs were recorded
+  // in, with the same --cache) and, without --redis, BDR's buffer. With --redis the service
+  // needs no store, and runs on without pages when it cannot be opened.
+  std::shared_ptr<store::Store> store;
+  if (auto st = store::Store::Open(eo.cache_dir / "kforge.db"); st.ok()) {
+    store = std::move(st.value());
+  } else if (f.redis.url.empty()) {
+    std::cerr << "kforge serve: " << st.status().message() << "\n";
+    return kExitInfra;
   } else {
-    auto st = store::Store::Open(eo.cache_dir / "kforge.db");
-    if (!st.ok()) {
-      std::cerr << "kforge serve: " << st.status().message() << "\n";
-      return kExitInfra;
-    }
-    replay = serve::MakeSqliteReplay(std::shared_ptr<store::Store>(std::move(st.value())));
+    std::cerr << "kforge serve: warning: no web UI: " << st.status().message() << "\n";
   }
+  // BDR's buffer lives beside the jobs: in Redis for --redis (shared by the servers of one
+  // --prefix), else in the store.
+  std::unique_ptr<serve::ReplayStorage> replay = f.redis.url.empty()
+                                                     ? serve::MakeSqliteReplay(store)
+                                                     : serve::MakeRedisReplay(redis_addr, f.prefix);
   serve::Bdr bdr(f.bdr, std::move(replay));
   const auto& stop = StopOnSignals();
   Status s = serve::RunServer(
-      f.serve, engine->get(), &registry, stop,
+      f.serve, engine->get(), &registry, store.get(), stop,
       [&](int port) {
         std::cout << "kforge serve: listening on http://" << f.serve.host << ":" << port << " ("
                   << (*engine)->Name() << " engine" << where << ", " << eo.backend << " backend, "
                   << registry.size() << " problems, "
                   << (f.serve.token.empty() ? "no token" : "bearer token required") << ")"
-                  << std::endl;
+                  << (store ? "; web UI at /" : "") << std::endl;
       },
       &bdr);
   if (!s.ok()) {
@@ -131,9 +120,7 @@ Command ServeCommand() {
   return {"serve", "Serve rewards and verdicts over HTTP (RL trainers: verl, OpenRLHF, slime)",
           [](CLI::App* app) -> std::function<int()> {
             auto f = std::make_shared<ServeFlags>();
-            app->add_option("--port", f->serve.port, "TCP port (0: any free port)")
-                ->check(CLI::Range(0, 65535));
-            app->add_option("--host", f->serve.host, "address to listen on (127.0.0.1)");
+            AddHttpFlags(app, &f->serve, &f->token_env);
             app->add_option("--redis", f->redis.url,
                             "Redis URL, redis://[user[:password]@]host[:port][/db] or rediss:// "
                             "(TLS): jobs go to `kforge worker` processes through Redis Streams "
@@ -150,35 +137,6 @@ Command ServeCommand() {
             app->add_option("--max-in-flight", f->max_in_flight,
                             "jobs queued or running before new ones get 503 (embedded 4096, "
                             "redis 10000)");
-            app->add_option("--token-env", f->token_env,
-                            "environment variable holding the bearer token clients must send "
-                            "(Authorization: Bearer <token>); required unless --host is loopback")
-                ->check([](const std::string& n) {
-                  return n.empty() || n.find_first_of("= ") != std::string::npos
-                             ? std::string("a variable name, e.g. KFORGE_TOKEN")
-                             : std::string();
-                });
-            app->add_option("--threads", f->serve.threads,
-                            "requests handled at once; a synchronous reward or long poll holds "
-                            "one while it waits; beyond, 503 (1024)")
-                ->check(CLI::Range(1, 16384));
-            app->add_option("--health-threads", f->serve.health_threads,
-                            "/healthz and /metrics requests handled at once, apart from "
-                            "--threads (16)")
-                ->check(CLI::Range(1, 1024));
-            app->add_option("--request-timeout-s", f->serve.request_timeout_s,
-                            "a request's head and body must arrive within this many seconds of "
-                            "its first byte, or 408 (30)")
-                ->check(CLI::Range(0.1, 3600.0));
-            app->add_option("--idle-timeout-s", f->serve.idle_timeout_s,
-                            "a connection with no request begun is closed after this (10)")
-                ->check(CLI::Range(0.1, 3600.0));
-            app->add_option("--max-connections", f->serve.max_connections,
-                            "open connections; a new one beyond gets 503 (10000, at most the "
-                            "descriptor limit less 512)")
-                ->check(CLI::Range(16LL, 1LL << 20));
-            app->add_option("--max-body-bytes", f->serve.max_body_bytes,
-                            "larger request bodies get 413 (16 MiB)");
             app->add_option("--reward-timeout-s", f->serve.reward_timeout_s,
                             "longest wait of a synchronous reward request (900)");
             app->add_option("--max-wait-s", f->serve.max_wait_s, "longest ?wait= honoured (600)");

@@ -170,7 +170,8 @@ Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
                         {{"prepare_ms", r.prepare_ms},
                          {"call_ms", r.call_ms},
                          {"profiled_call_ms", r.profiled_call_ms},
-                         {"check_ms", r.check_ms}}});
+                         {"check_ms", r.check_ms},
+                         {"trials", r.trials}}});
   }
   if (r.timing) {
     TimingSummary ts{r.timing->summary.median_ms, r.timing->summary.p10_ms,
@@ -180,7 +181,8 @@ Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
                         {{"stop_reason", r.timing->stop_reason},
                          {"input_sets", r.input_sets},
                          {"host_cpu_ms", r.host_cpu_ms},
-                         {"host_wait_ms", r.host_wait_ms}}});
+                         {"host_wait_ms", r.host_wait_ms},
+                         {"quantiles_ms", execute::Quantiles(r.timing->samples_ms, 20)}}});
   }
   auto environment_failed = [&] {
     v.diagnostics.push_back(EnvironmentDiagnostic(*rb.environment));
@@ -215,6 +217,11 @@ Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
       } else if (again.timing && again.timing->summary.median_ms > v.candidate_ms->median_ms) {
         const auto& s2 = again.timing->summary;
         v.candidate_ms = TimingSummary{s2.median_ms, s2.p10_ms, s2.p90_ms, s2.n};
+        for (auto& st : v.stages) {  // the distribution of the run that counts
+          if (st.name == "timing") {
+            st.detail["quantiles_ms"] = execute::Quantiles(again.timing->samples_ms, 20);
+          }
+        }
       }
     }
     if (status == VerdictStatus::kOk && v.candidate_ms && v.candidate_ms->median_ms > 0) {
@@ -370,6 +377,11 @@ std::optional<Verdict> Evaluator::Lookup(const fs::path& problem_path,
   auto v = impl_->store->GetVerdict(key);
   if (!v.ok() || !v->has_value()) return std::nullopt;
   return **v;
+}
+
+std::string Evaluator::StoreKey(const std::string& problem_hash,
+                                const std::string& candidate_hash) {
+  return impl_->StoreKey(problem_hash, candidate_hash);
 }
 
 std::string Evaluator::Impl::StoreKey(const std::string& problem_hash,

@@ -109,6 +109,10 @@ class Evaluator {
   // process sharing the cache). Infrastructure failures are never stored.
   std::optional<Verdict> Lookup(const std::filesystem::path& problem_path,
                                 const std::string& candidate_text);
+  // The key Execute stores this problem's and candidate's verdict under (VerdictKey; the
+  // hashes are SHA-256 of their texts, as in the verdict): how `kforge bench` records which
+  // verdicts a run had. "" when the toolchain cannot be fingerprinted (nothing is stored).
+  std::string StoreKey(const std::string& problem_hash, const std::string& candidate_hash);
 
  private:
   class Impl;

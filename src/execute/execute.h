@@ -98,6 +98,11 @@ struct ExecResult {
   Outcome outcome = Outcome::kInfraError;
   int trials_passed = 0;
   int trials_total = 0;
+  // One record per correctness trial that was checked, in order: {label, pass, max_abs_err,
+  // max_rel_err, bad_elements, elements, and for a wrong one output, first_bad_index, got,
+  // expected; or message when the outputs had the wrong shape or dtype}. The verdict's
+  // correctness stage carries them (docs/VERDICT.md).
+  nlohmann::json trials = nlohmann::json::array();
   std::vector<Diagnostic> diagnostics;  // lines are candidate-code lines (1-based)
   std::optional<TimingResult> timing;
   double load_ms = 0;

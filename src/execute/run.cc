@@ -47,6 +47,49 @@ std::string FormatNumber(double v) {
   return buf;
 }
 
+namespace {
+
+// One correctness trial for the verdict, from the judge's check reply: the largest errors over
+// the outputs and, for a wrong answer, where its first wrong output first differs.
+json TrialRecord(const std::string& label, const json& check) {
+  json t = {{"label", label}, {"pass", check.value("pass", false)}};
+  if (check.contains("rule")) t["rule"] = check["rule"];
+  double max_abs = -1, max_rel = -1;
+  long long bad = 0, elements = 0;
+  for (const auto& o : check.value("outputs", json::array())) {
+    if (o.contains("max_abs_err") && o["max_abs_err"].is_number())
+      max_abs = std::max(max_abs, o["max_abs_err"].get<double>());
+    if (o.contains("max_rel_err") && o["max_rel_err"].is_number())
+      max_rel = std::max(max_rel, o["max_rel_err"].get<double>());
+    bad += o.value("bad_elements", 0LL);
+    elements += o.value("elements", 0LL);
+    if (!o.value("pass", true) && !t.contains("output")) {
+      t["output"] = o.value("output", 0);
+      for (const char* k : {"first_bad_index", "first_bad_got", "first_bad_expected"}) {
+        if (o.contains(k)) t[k] = o[k];
+      }
+    }
+  }
+  if (max_abs >= 0) t["max_abs_err"] = max_abs;
+  if (max_rel >= 0) t["max_rel_err"] = max_rel;
+  if (check.contains("outputs")) {
+    t["bad_elements"] = bad;
+    t["elements"] = elements;
+  }
+  return t;
+}
+
+// "batch_size=300, dim=20000": a shape variant's sizes.
+std::string VariantSizes(const json& variant) {
+  std::string sizes;
+  for (const auto& [k, v] : variant.items()) {
+    sizes += (sizes.empty() ? "" : ", ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+  }
+  return sizes;
+}
+
+}  // namespace
+
 std::string DescribeMismatch(const json& o) {
   std::string s = "output " + std::to_string(o.value("output", 0)) + ": " +
                   std::to_string(o.value("bad_elements", 0)) + " of " +
@@ -222,10 +265,7 @@ bool CandidateRun::Refused(const std::string& stage, const std::string& what, co
 }
 
 Diagnostic CandidateRun::ShapeDiag(const json& variant, const std::string& detail) {
-  std::string sizes;
-  for (const auto& [k, v] : variant.items()) {
-    sizes += (sizes.empty() ? "" : ", ") + k + "=" + v.get<std::string>();
-  }
+  const std::string sizes = VariantSizes(variant);
   return Diag("correctness", "H19",
               "wrong on inputs of another size the problem allows (" + sizes + ")" +
                   (detail.empty() ? "" : ": " + detail),
@@ -269,6 +309,9 @@ bool CandidateRun::Trials(const ProblemInfo& problem) {
   bool first_failure = true;
   for (size_t i = 0; i < order.size(); ++i) {
     const Trial& t = order[i];
+    const std::string label = t.variant >= 0
+                                  ? "shape " + VariantSizes(problem.shape_variants[t.variant])
+                                  : TrialLabel(order, i);
     const std::string slot = t.variant < 0 ? "main" : "shape" + std::to_string(t.variant);
     json prep = {{"op", "prepare"},
                  {"problem", problem_},
@@ -292,6 +335,7 @@ bool CandidateRun::Trials(const ProblemInfo& problem) {
     if (t.variant >= 0 && r.ok() && !r->value("ok", false) && r->value("kind", "") != "internal" &&
         r->value("kind", "") != "cheat" && r->value("rule", "") != "H14") {
       // Raising or answering the wrong shape on sizes the problem allows fails the trial.
+      out_.trials.push_back({{"label", label}, {"pass", false}, {"message", r->value("message", "")}});
       if (first_failure) {
         out_.diagnostics.push_back(
             ShapeDiag(problem.shape_variants[t.variant], r->value("message", "")));
@@ -302,6 +346,8 @@ bool CandidateRun::Trials(const ProblemInfo& problem) {
     if (!r.ok() || !r->value("ok", false)) {
       if (r.ok() && r->value("kind", "") == "wrong_output" && r->value("rule", "") != "H14") {
         // A wrong shape or dtype fails this trial; the candidate may still be asked again.
+        out_.trials.push_back(
+            {{"label", label}, {"pass", false}, {"message", r->value("message", "")}});
         if (first_failure) {
           out_.diagnostics.push_back(Diag("correctness", "wrong_output", r->value("message", "")));
           first_failure = false;
@@ -330,6 +376,7 @@ bool CandidateRun::Trials(const ProblemInfo& problem) {
     auto c = CheckSlot(slot);
     out_.check_ms += MsSince(tk);
     if (!c.ok()) return Infra("the judge failed to check a trial: " + c.status().message());
+    out_.trials.push_back(TrialRecord(label, *c));
     if (c->value("pass", false)) {
       ++out_.trials_passed;
       continue;

@@ -30,6 +30,14 @@ Summary Summarize(std::vector<double> samples) {
   return s;
 }
 
+std::vector<double> Quantiles(std::vector<double> samples, int steps) {
+  std::vector<double> out;
+  if (samples.empty() || steps < 1) return out;
+  std::sort(samples.begin(), samples.end());
+  for (int i = 0; i <= steps; ++i) out.push_back(Quantile(samples, static_cast<double>(i) / steps));
+  return out;
+}
+
 int StoppingRule::Next(const std::vector<double>& samples) {
   const int n = static_cast<int>(samples.size());
   if (n >= opt_.max_samples) {

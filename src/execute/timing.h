@@ -29,6 +29,9 @@ struct Summary {
 
 // Quantiles by linear interpolation between order statistics.
 Summary Summarize(std::vector<double> samples);
+// The 0th, (100/steps)th, ..., 100th percentiles (steps + 1 values; none for no samples): the
+// shape of a timing distribution in a few numbers (the verdict's timing.quantiles_ms).
+std::vector<double> Quantiles(std::vector<double> samples, int steps);
 
 // The stopping rule. Next() says how many calls the next batch should make; 0 means stop,
 // with reason() saying why ("stable", "budget", "max_samples").

@@ -15,6 +15,15 @@ TEST(Summarize, QuantilesInterpolate) {
   EXPECT_NEAR(s.p90_ms, 4.6, 1e-12);
 }
 
+TEST(Summarize, QuantilesSpanMinToMax) {
+  std::vector<double> q = Quantiles({5, 1, 3, 2, 4}, 4);
+  ASSERT_EQ(q.size(), 5u);
+  EXPECT_DOUBLE_EQ(q[0], 1);
+  EXPECT_DOUBLE_EQ(q[2], 3);
+  EXPECT_DOUBLE_EQ(q[4], 5);
+  EXPECT_TRUE(Quantiles({}, 20).empty());
+}
+
 TEST(Summarize, EmptyIsZero) {
   Summary s = Summarize({});
   EXPECT_EQ(s.n, 0);

@@ -23,14 +23,35 @@ std::vector<Trial> PlanTrials(int trials, uint64_t seed, size_t shape_variants) 
   return order;
 }
 
+std::string TrialLabel(const std::vector<Trial>& plan, size_t i) {
+  const Trial& t = plan[i];
+  if (t.variant >= 0) return "shape variant " + std::to_string(t.variant + 1);
+  if (t.signed_inputs) return "signed inputs";
+  // Number the seeded draws in order of their first use; a later use is a repeat.
+  std::vector<uint64_t> seen;
+  for (size_t k = 0; k <= i; ++k) {
+    const Trial& o = plan[k];
+    if (o.variant >= 0 || o.signed_inputs) continue;
+    size_t n = 0;
+    while (n < seen.size() && seen[n] != o.seed) ++n;
+    if (n == seen.size()) seen.push_back(o.seed);
+    if (k == i) {
+      const std::string name = "seed " + std::to_string(n + 1);
+      if (t.swap_seed) return name + ", values swapped";
+      return n + 1 < seen.size() ? name + " again" : name;
+    }
+  }
+  return "";
+}
+
 bool BeyondBound(double gap_ms, double median_ms) {
   return gap_ms > 0.05 && median_ms < 0.5 * gap_ms;
 }
 
 WallClock JudgeWallClock(const WallClockFacts& f) {
   if (!BeyondBound(f.gap_ms, f.median_ms)) return WallClock::kWithin;
-  const bool quiet_host = f.host_times_ok && f.others_cpu_ms <= 20 + 0.1 * f.span_ms &&
-                          !f.host_has_children;
+  const bool quiet_host =
+      f.host_times_ok && f.others_cpu_ms <= 20 + 0.1 * f.span_ms && !f.host_has_children;
   if (quiet_host && !BeyondBound(f.unqueued_gap_ms, f.median_ms)) return WallClock::kBusy;
   return WallClock::kEscaped;
 }

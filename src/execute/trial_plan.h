@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace kf::execute {
@@ -25,6 +26,9 @@ struct Trial {
 // signed-input trial (H11), then one per shape variant the problem declares (H19). The same
 // `seed` gives the same plan; every seed fits in 62 bits (JSON carries it exactly).
 std::vector<Trial> PlanTrials(int trials, uint64_t seed, size_t shape_variants);
+// What the verdict's trial records call plan[i]: "seed 2", "seed 1 again", "seed 1, values
+// swapped", "signed inputs", "shape variant 1" (seeds and variants numbered from 1).
+std::string TrialLabel(const std::vector<Trial>& plan, size_t i);
 
 // What the timing loop saw, for the wall-clock bound (H07) and its excuse (busy).
 struct WallClockFacts {

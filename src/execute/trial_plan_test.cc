@@ -15,8 +15,7 @@ TEST(PlanTrials, RepeatsSwapsSignsAndVariantsInOrder) {
   EXPECT_EQ(plan[2].swap_seed, 0u);
   EXPECT_EQ(plan[3].seed, plan[0].seed);  // A with values swapped
   EXPECT_NE(plan[3].swap_seed, 0u);
-  std::set<uint64_t> fresh = {plan[0].seed, plan[1].seed, plan[4].seed, plan[5].seed,
-                              plan[6].seed};
+  std::set<uint64_t> fresh = {plan[0].seed, plan[1].seed, plan[4].seed, plan[5].seed, plan[6].seed};
   EXPECT_EQ(fresh.size(), 5u);  // five distinct draws
   EXPECT_TRUE(plan[7].signed_inputs);
   for (int i = 0; i < 7; ++i) EXPECT_FALSE(plan[static_cast<size_t>(i)].signed_inputs) << i;
@@ -36,6 +35,15 @@ TEST(PlanTrials, TheSameSeedGivesTheSamePlanAndAnotherSeedAnother) {
   EXPECT_TRUE(one[1].signed_inputs);
 }
 
+TEST(TrialLabel, NamesEachTrialOfThePlan) {
+  const auto plan = PlanTrials(3, 99, 1);  // A B A A' C signed variant
+  std::vector<std::string> labels;
+  for (size_t i = 0; i < plan.size(); ++i) labels.push_back(TrialLabel(plan, i));
+  EXPECT_EQ(labels,
+            (std::vector<std::string>{"seed 1", "seed 2", "seed 1 again", "seed 1, values swapped",
+                                      "seed 3", "signed inputs", "shape variant 1"}));
+}
+
 WallClockFacts Facts(double median, double gap, double unqueued) {
   WallClockFacts f;
   f.median_ms = median;
@@ -47,7 +55,7 @@ WallClockFacts Facts(double median, double gap, double unqueued) {
 }
 
 TEST(WallClock, WithinTheBound) {
-  EXPECT_EQ(JudgeWallClock(Facts(1.0, 1.5, 1.5)), WallClock::kWithin);   // reported >= half
+  EXPECT_EQ(JudgeWallClock(Facts(1.0, 1.5, 1.5)), WallClock::kWithin);      // reported >= half
   EXPECT_EQ(JudgeWallClock(Facts(0.001, 0.04, 0.04)), WallClock::kWithin);  // under the floor
   EXPECT_FALSE(BeyondBound(0.05, 0.0));
   EXPECT_TRUE(BeyondBound(0.051, 0.0));

@@ -18,34 +18,6 @@ double MsBetween(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
-class EvaluatorStagesImpl : public Stages {
- public:
-  explicit EvaluatorStagesImpl(eval::Evaluator* ev) : ev_(ev) {}
-  explicit EvaluatorStagesImpl(std::unique_ptr<eval::Evaluator> ev)
-      : owned_(std::move(ev)), ev_(owned_.get()) {}
-  int lanes() const override { return ev_->lanes(); }
-  std::optional<Verdict> Lookup(const std::filesystem::path& problem,
-                                const std::string& text) override {
-    return ev_->Lookup(problem, text);
-  }
-  eval::Prepared Prepare(const Job& job) override {
-    return ev_->Prepare(job.problem, job.text, job.problem_trusted);
-  }
-  Verdict Execute(eval::Prepared p, int lane) override { return ev_->Execute(std::move(p), lane); }
-  void Warm(const Job& job, int lane) override {
-    // A failure shows again, as a verdict, in Execute.
-    (void)ev_->Warm(job.problem, lane, job.problem_trusted);
-  }
-  Result<eval::Evaluator::ProblemFacts> Describe(const std::filesystem::path& problem,
-                                                 int lane) override {
-    return ev_->Describe(problem, lane);
-  }
-
- private:
-  std::unique_ptr<eval::Evaluator> owned_;  // null when the caller keeps the Evaluator
-  eval::Evaluator* ev_;
-};
-
 // One distinct job and everyone waiting for its verdict.
 struct Entry {
   Job job;
@@ -80,13 +52,6 @@ bool SpoiledByLoad(const Verdict& v) {
 using EntryPtr = std::shared_ptr<Entry>;
 
 }  // namespace
-
-std::unique_ptr<Stages> EvaluatorStages(eval::Evaluator* ev) {
-  return std::make_unique<EvaluatorStagesImpl>(ev);
-}
-std::unique_ptr<Stages> EvaluatorStages(std::unique_ptr<eval::Evaluator> ev) {
-  return std::make_unique<EvaluatorStagesImpl>(std::move(ev));
-}
 
 class Pipeline::Impl {
  public:

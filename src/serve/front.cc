@@ -1,6 +1,9 @@
 #include "serve/front.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 
 namespace kf::serve {
 namespace {
@@ -59,6 +62,10 @@ FrontServer::FrontServer(const Options& opt)
 FrontServer::~FrontServer() { gate_.Shutdown(); }
 
 bool FrontServer::process_and_close_socket(socket_t sock) {
+  // An answer leaves in more than one write (the head, then the body): without TCP_NODELAY,
+  // Nagle's algorithm holds the second until the client's delayed ACK comes (40 ms on Linux).
+  int one = 1;
+  ::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   gate_.Add(sock);
   return true;
 }

@@ -12,6 +12,7 @@
 #include "serve/api.h"
 #include "serve/problems.h"
 #include "serve/replay.h"
+#include "store/store.h"
 
 namespace kf::serve {
 
@@ -45,10 +46,12 @@ struct ServeOptions {
 Status CheckExposure(const ServeOptions& opt);
 
 // Serves until `stop` becomes true. `on_listening` is called with the bound port. Refuses
-// to start where CheckExposure fails. `bdr` (borrowed; null: no BDR) keeps the all-failed
-// groups of POST /v1/groups for GET /v1/bdr/sample.
+// to start where CheckExposure fails. With a `store`, the web UI (web/site.h) is served at /
+// and /ui/...; without an `engine` (`kforge ui`) only the UI (read-only), /healthz and
+// /metrics are, and `problems` may be null. `bdr` (borrowed; null: no BDR) keeps the
+// all-failed groups of POST /v1/groups for GET /v1/bdr/sample.
 Status RunServer(const ServeOptions& opt, queue::Engine* engine, const ProblemRegistry* problems,
-                 const std::atomic<bool>& stop, const std::function<void(int)>& on_listening,
-                 Bdr* bdr = nullptr);
+                 store::Store* store, const std::atomic<bool>& stop,
+                 const std::function<void(int)>& on_listening, Bdr* bdr = nullptr);
 
 }  // namespace kf::serve

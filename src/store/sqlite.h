@@ -1,5 +1,7 @@
 // sqlite: RAII owners of SQLite's connection and statements, and SQLite's result codes as a
-// kf::Status. Internal to src/store (store.cc, replay.cc); nothing outside includes it.
+// kf::Status. Internal to src/store (store.cc, runs.cc, replay.cc); nothing outside includes it.
+//
+// Thread-safety: none; the Store's mutex serialises all use of one Connection.
 #pragma once
 
 #include <sqlite3.h>
@@ -7,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,6 +44,11 @@ inline int64_t NowMs() {
   return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
 }
 
+// Candidate text (compiler output, excerpts) may hold invalid UTF-8; replace rather than throw.
+inline std::string Dump(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 // RAII owner of one prepared statement. Binding indices are 1-based as in SQLite.
 class Statement {
  public:
@@ -56,6 +64,12 @@ class Statement {
   Status Bind(int i, int64_t x) { return Check(sqlite3_bind_int64(stmt_, i, x)); }
   Status Bind(int i, std::optional<double> x) {
     return Check(x ? sqlite3_bind_double(stmt_, i, *x) : sqlite3_bind_null(stmt_, i));
+  }
+
+  // Ready to be run again with new bindings.
+  void Reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
   }
 
   // True when a row is ready, false when the statement is done.
@@ -75,6 +89,11 @@ class Statement {
     return p ? std::string(p, sqlite3_column_bytes(stmt_, col)) : std::string();
   }
   int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+  double Double(int col) const { return sqlite3_column_double(stmt_, col); }
+  bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+  std::optional<double> OptDouble(int col) const {
+    return IsNull(col) ? std::nullopt : std::optional<double>(Double(col));
+  }
 
  private:
   Status Check(int rc) {
@@ -115,6 +134,7 @@ class Connection {
 
   // Rows changed by the last INSERT, UPDATE or DELETE.
   int64_t Changes() const { return sqlite3_changes(db_); }
+  int64_t LastInsertId() const { return sqlite3_last_insert_rowid(db_); }
 
   // Runs f() (returning Status) inside BEGIN IMMEDIATE ... COMMIT, rolled back when it fails:
   // one writer at a time across processes, and all of f's writes or none.

@@ -78,7 +78,8 @@ TEST_F(StoreTest, OpenCreatesFileParentsAndSchema) {
   auto store = MustOpen(path);
   ASSERT_NE(store, nullptr);
   EXPECT_TRUE(fs::exists(path));
-  EXPECT_EQ(Query(path, "SELECT version FROM schema_version"), "2");
+  EXPECT_EQ(Query(path, "SELECT version FROM schema_version"),
+            std::to_string(Store::kSchemaVersion));
   EXPECT_EQ(Query(path, "PRAGMA journal_mode"), "wal");
 }
 
@@ -306,24 +307,6 @@ TEST_F(StoreTest, ReplayRepeatCountsFailures) {
   EXPECT_EQ((*rows)[0].failures, 3);
   EXPECT_EQ((*rows)[0].value["v"], 3);
   EXPECT_GE((*rows)[0].updated_at_ms, (*rows)[0].created_at_ms);
-}
-
-// A file of schema version 1 (an earlier kforge) gains the table and keeps its verdicts.
-TEST_F(StoreTest, VersionOneFileIsMigrated) {
-  fs::path path = dir_ / "kf.db";
-  {
-    auto store = MustOpen(path);
-    ASSERT_NE(store, nullptr);
-    ASSERT_TRUE(store->PutVerdict("j", SampleVerdict(VerdictStatus::kOk, 2.0)).ok());
-  }
-  Query(path, "DROP TABLE replay");
-  Query(path, "UPDATE schema_version SET version = 1");
-  auto store = MustOpen(path);
-  ASSERT_NE(store, nullptr);
-  EXPECT_EQ(Query(path, "SELECT version FROM schema_version"), "2");
-  EXPECT_TRUE(store->PushReplay("k", json::object(), 3).ok());
-  auto v = store->GetVerdict("j");
-  ASSERT_TRUE(v.ok() && v->has_value());
 }
 
 // Two connections (two servers on one file) taking at once never get the same entry.

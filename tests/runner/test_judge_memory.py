@@ -61,6 +61,18 @@ class CompareTest(unittest.TestCase):
         with mock.patch.object(judge, "COMPARE_CHUNK", 7):
             self.assertTrue(judge.compare(ref.clone(), ref, 1e-4, 1e-4)[0])
 
+    def test_a_match_reports_its_largest_errors(self):
+        ref = torch.ones(1000)
+        out = ref.clone()
+        out[10] += 5e-5
+        out[900] -= 2e-5
+        with mock.patch.object(judge, "COMPARE_CHUNK", 64):
+            ok, facts = judge.compare(out, ref, 1e-4, 1e-4)
+        self.assertTrue(ok)
+        self.assertAlmostEqual(facts["max_abs_err"], 5e-5, delta=1e-6)
+        self.assertAlmostEqual(facts["max_rel_err"], 5e-5, delta=1e-6)
+        self.assertEqual(facts["bad_elements"], 0)
+
 
 class PerturberTest(unittest.TestCase):
     def test_large_inputs_are_rewritten_in_rows_alike_on_both_sides(self):

@@ -26,6 +26,20 @@ class FakeBuilder:
         return [self.lib]
 
 
+class DeviceTypeBuilder:
+    """torch >= 2.6's shape: include_paths(device_type="cpu"); CUDA's folder only for "cuda"
+    (True, the old argument, asks for nothing more than the CPU folders)."""
+
+    def __init__(self, include, cuda_include, lib):
+        self.include, self.cuda_include, self.lib = include, cuda_include, lib
+
+    def include_paths(self, device_type="cpu"):
+        return [self.include] + ([self.cuda_include] if device_type == "cuda" else [])
+
+    def library_paths(self, device_type="cpu"):
+        return [self.lib]
+
+
 class LocateTest(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
@@ -49,6 +63,20 @@ class LocateTest(unittest.TestCase):
         self.assertIsNone(found["headers"]["kforge_no_such_header.h"])
         self.assertEqual(found["libraries"]["torch"], os.path.join(self.lib, "libtorch.so"))
         self.assertIsNone(found["libraries"]["kforge_no_such_library"])
+
+    def test_cuda_headers_with_a_device_type_builder(self):
+        # On the H200 machine's torch a CUDA candidate's real compile error was blamed on
+        # "cuda_runtime.h is missing" because include_paths(True) had left CUDA's folder out.
+        cuda_include = os.path.join(self.tmp.name, "cuda", "include")
+        os.makedirs(cuda_include)
+        open(os.path.join(cuda_include, "cuda_runtime.h"), "w").close()
+        ce = DeviceTypeBuilder(self.include, cuda_include, self.lib)
+        found = toolchain.locate({"headers": ["cuda_runtime.h"]}, True, ce)
+        self.assertEqual(found["headers"]["cuda_runtime.h"],
+                         os.path.join(cuda_include, "cuda_runtime.h"))
+        cpu = toolchain.locate({"headers": ["cuda_runtime.h"]}, False, ce)
+        self.assertNotEqual(cpu["headers"]["cuda_runtime.h"],
+                            os.path.join(cuda_include, "cuda_runtime.h"))
 
     def test_the_compilers_own_folders_count(self):
         # Debian's pybind11 and (often) torch's headers are found in /usr/include, which is no

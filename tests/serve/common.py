@@ -59,6 +59,10 @@ def http(method, url, body=None, raw=None, timeout=300, headers=None):
         return code, text, hdrs
 
 
+# How long a serve may take to answer /healthz (a GPU machine warms CUDA lanes first).
+SERVE_START_S = float(os.environ.get("KFORGE_TEST_SERVE_START_S", "60"))
+
+
 def wait_until(pred, timeout_s, what, interval_s=0.1):
     deadline = time.time() + timeout_s
     while time.time() < deadline:
@@ -102,12 +106,20 @@ class Cluster:
                            "--cache", self.cache] + EVAL_FLAGS + args)
         url = "http://127.0.0.1:%d" % port
 
+        proc = self.procs[name]
+
         def up():
+            if proc.poll() is not None:
+                raise AssertionError("kforge serve %s exited with %s before answering:\n%s" % (
+                    name, proc.returncode, self.log(name)[-3000:]))
             try:
                 return http("GET", url + "/healthz", timeout=2)[0] == 200
             except OSError:
                 return False
-        wait_until(up, 60, "kforge serve on port %d" % port, 0.2)
+        try:
+            wait_until(up, SERVE_START_S, "kforge serve on port %d" % port, 0.2)
+        except AssertionError as e:
+            raise AssertionError("%s; its log ends:\n%s" % (e, self.log(name)[-3000:])) from None
         return url
 
     def start_worker(self, name, role, redis_url, extra=()):

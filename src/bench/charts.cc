@@ -1,0 +1,153 @@
+#include "bench/charts.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "bench/report.h"
+
+namespace kf::bench {
+namespace {
+
+std::string Num(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", x);
+  return buf;
+}
+
+}  // namespace
+
+std::string HtmlEscape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      default:
+        o += c;
+    }
+  }
+  return o;
+}
+
+const char* StatusColor(const std::string& s) {
+  if (s == "ok") return "#2e7d32";
+  if (s == "incorrect") return "#f9a825";
+  if (s == "compile_error") return "#8d6e63";
+  if (s == "runtime_error") return "#e65100";
+  if (s == "timeout") return "#6a1b9a";
+  if (s == "cheat") return "#c62828";
+  if (s == "format_error") return "#546e7a";
+  return "#9e9e9e";  // infra_error
+}
+
+// Grouped bars in [0, 1]: one group per level (and overall), one bar per series.
+std::string RateChart(const Metrics& m) {
+  struct Series {
+    std::string name, color;
+    double (*get)(const Aggregate&);
+  };
+  std::vector<Series> series = {
+      {"pass@k", "#1565c0", [](const Aggregate& a) { return a.pass_at_k; }},
+      {"avg@k", "#64b5f6", [](const Aggregate& a) { return a.avg_at_k; }},
+      {"faster vs eager", "#2e7d32", [](const Aggregate& a) { return a.faster_rate_vs_eager; }},
+  };
+  std::vector<std::pair<std::string, const Aggregate*>> groups = {{"overall", &m.overall}};
+  for (const auto& [l, a] : m.per_level) groups.emplace_back(l, &a);
+  const double bar = 22, gap = 26, h = 180, top = 20, left = 40;
+  double group_w = bar * series.size() + gap;
+  // Wide enough for the bars and for the legend below them (120 px an entry).
+  double w = std::max(left + group_w * groups.size() + 20, left + 120.0 * series.size());
+  std::ostringstream o;
+  o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << Num(w) << "' height='" << Num(h + 70)
+    << "' role='img' aria-label='rates per level'>";
+  for (int t = 0; t <= 4; ++t) {
+    double y = top + h - h * t / 4.0;
+    o << "<line x1='" << left << "' x2='" << Num(w - 10) << "' y1='" << Num(y) << "' y2='" << Num(y)
+      << "' stroke='#ddd'/><text x='" << left - 4 << "' y='" << Num(y + 4)
+      << "' font-size='10' text-anchor='end'>" << t * 25 << "%</text>";
+  }
+  for (size_t g = 0; g < groups.size(); ++g) {
+    double x0 = left + gap / 2 + g * group_w;
+    for (size_t s = 0; s < series.size(); ++s) {
+      double v = series[s].get(*groups[g].second);
+      double bh = h * v;
+      o << "<rect x='" << Num(x0 + s * bar) << "' y='" << Num(top + h - bh) << "' width='"
+        << Num(bar - 3) << "' height='" << Num(bh) << "' fill='" << series[s].color << "'><title>"
+        << HtmlEscape(groups[g].first + " " + series[s].name) << ": " << Percent(v)
+        << "</title></rect>";
+    }
+    o << "<text x='" << Num(x0 + bar * series.size() / 2) << "' y='" << Num(top + h + 14)
+      << "' font-size='11' text-anchor='middle'>" << HtmlEscape(groups[g].first) << "</text>";
+  }
+  for (size_t s = 0; s < series.size(); ++s) {
+    double x = left + s * 120;
+    o << "<rect x='" << Num(x) << "' y='" << Num(top + h + 30) << "' width='10' height='10' fill='"
+      << series[s].color << "'/><text x='" << Num(x + 14) << "' y='" << Num(top + h + 39)
+      << "' font-size='11'>" << HtmlEscape(series[s].name) << "</text>";
+  }
+  o << "</svg>";
+  return o.str();
+}
+
+// One horizontal bar split by status, overall.
+std::string StatusChart(const Aggregate& a) {
+  int total = 0;
+  for (const auto& [s, n] : a.status_counts) total += n;
+  const double w = 600, h = 24;
+  std::ostringstream o;
+  o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << w << "' height='" << h + 40
+    << "' role='img' aria-label='statuses'>";
+  double x = 0, lx = 0;
+  for (const auto& [s, n] : a.status_counts) {
+    double bw = total > 0 ? w * n / total : 0;
+    o << "<rect x='" << Num(x) << "' y='0' width='" << Num(bw) << "' height='" << h << "' fill='"
+      << StatusColor(s) << "'><title>" << HtmlEscape(s) << ": " << n << "</title></rect>";
+    x += bw;
+    o << "<rect x='" << Num(lx) << "' y='" << h + 10 << "' width='10' height='10' fill='"
+      << StatusColor(s) << "'/><text x='" << Num(lx + 13) << "' y='" << h + 19
+      << "' font-size='11'>" << HtmlEscape(s) << " " << n << "</text>";
+    lx += 14 + 8 * (s.size() + std::to_string(n).size() + 2);
+  }
+  o << "</svg>";
+  return o.str();
+}
+
+// fast_p as bars: the share of samples correct and faster than p x eager.
+std::string FastPChart(const Aggregate& a) {
+  const double bar = 50, h = 140, top = 16, left = 40;
+  double w = left + bar * a.fast_p.size() + 20;
+  std::ostringstream o;
+  o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << Num(w) << "' height='" << Num(h + 40)
+    << "' role='img' aria-label='fast_p'>";
+  for (int t = 0; t <= 4; ++t) {
+    double y = top + h - h * t / 4.0;
+    o << "<line x1='" << left << "' x2='" << Num(w - 10) << "' y1='" << Num(y) << "' y2='" << Num(y)
+      << "' stroke='#ddd'/><text x='" << left - 4 << "' y='" << Num(y + 4)
+      << "' font-size='10' text-anchor='end'>" << t * 25 << "%</text>";
+  }
+  for (size_t i = 0; i < a.fast_p.size(); ++i) {
+    auto [p, v] = a.fast_p[i];
+    double x = left + i * bar + 8, bh = h * v;
+    char label[32];
+    std::snprintf(label, sizeof label, "fast_%g", p);
+    o << "<rect x='" << Num(x) << "' y='" << Num(top + h - bh) << "' width='" << Num(bar - 16)
+      << "' height='" << Num(bh) << "' fill='#1565c0'><title>" << label << ": " << Percent(v)
+      << "</title></rect><text x='" << Num(x + (bar - 16) / 2) << "' y='" << Num(top + h + 14)
+      << "' font-size='10' text-anchor='middle'>" << label << "</text>";
+  }
+  o << "</svg>";
+  return o.str();
+}
+
+}  // namespace kf::bench

@@ -1,0 +1,24 @@
+// charts: inline SVG charts of bench metrics, shared by report.html and the web UI. Only SVG
+// presentation attributes (no style attributes, no scripts), so a page with a strict Content
+// Security Policy shows them; every label is escaped.
+#pragma once
+
+#include <string>
+
+#include "bench/metrics.h"
+
+namespace kf::bench {
+
+// Text for HTML element content and double-quoted attributes: & < > " escaped.
+std::string HtmlEscape(const std::string& s);
+// The colour a status is drawn in (report.html and the web UI agree).
+const char* StatusColor(const std::string& status);
+
+// Grouped bars in [0, 1]: Pass@k, Avg@k and Faster Rate vs eager, overall and per level.
+std::string RateChart(const Metrics& m);
+// One horizontal bar split by status.
+std::string StatusChart(const Aggregate& a);
+// fast_p as bars: the share of samples correct and faster than p x eager.
+std::string FastPChart(const Aggregate& a);
+
+}  // namespace kf::bench

@@ -1,0 +1,188 @@
+// Pipeline: the in-run retry of load-spoiled timings, lanes kept busy, warm lanes.
+#include "pipeline/pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "pipeline/pipeline_fakes.h"
+
+namespace kf::pipeline {
+namespace {
+
+using namespace std::chrono_literals;
+using fakes::Collector;
+using fakes::FakeStages;
+using fakes::Gate;
+
+TEST(Pipeline, ATimingSpoiledByLoadRunsOnceMoreWhenNoBuildRuns) {
+  auto fake = std::make_unique<FakeStages>();
+  FakeStages* f = fake.get();
+  Gate build_started, build_may_end;
+  f->on_prepare = [&](const std::string& t) {
+    if (t == "slow") {
+      build_started.Open();
+      build_may_end.Wait();
+    }
+  };
+  f->on_execute = [&](const std::string& t) {
+    if (t == "busyonce") build_started.Wait();  // its first timing ends while "slow" builds
+  };
+  Collector c;
+  Pipeline p(std::move(fake), {.build_threads = 1, .queue_capacity = 4});
+  ASSERT_TRUE(p.Submit({"p.py", "busyonce"}, c.Fn()));
+  ASSERT_TRUE(p.Submit({"p.py", "slow"}, c.Fn()));
+  ASSERT_TRUE(build_started.Wait());
+  for (int i = 0; i < 200 && f->Executions("busyonce") < 1; ++i) std::this_thread::sleep_for(5ms);
+  std::this_thread::sleep_for(100ms);
+  // Spoiled, held back (not delivered) and not tried again while a build runs.
+  EXPECT_EQ(f->Executions("busyonce"), 1);
+  {
+    std::lock_guard<std::mutex> g(c.mu);
+    EXPECT_TRUE(c.got.empty());
+  }
+  build_may_end.Open();
+  p.Close();
+  EXPECT_EQ(f->Executions("busyonce"), 2);
+  EXPECT_EQ(f->prepares.load(), 3);  // the retry prepares again (a cache hit in real life)
+  ASSERT_EQ(c.got.size(), 2u);
+  EXPECT_EQ(c.got[0].first, "ok");
+  EXPECT_EQ(c.got[1].first, "ok");
+  EXPECT_EQ(p.stats().retried, 1u);
+  EXPECT_EQ(p.stats().by_status.count("infra_error"), 0u);
+}
+
+TEST(Pipeline, ASecondSpoiledTimingIsDeliveredAndRetryCanBeOff) {
+  for (bool retry : {true, false}) {
+    auto fake = std::make_unique<FakeStages>();
+    FakeStages* f = fake.get();
+    Collector c;
+    Pipeline p(std::move(fake), {.build_threads = 1, .queue_capacity = 4, .retry_busy = retry});
+    ASSERT_TRUE(p.Submit({"p.py", "busyalways"}, c.Fn()));
+    p.Close();
+    EXPECT_EQ(f->Executions("busyalways"), retry ? 2 : 1);
+    ASSERT_EQ(c.got.size(), 1u);
+    EXPECT_EQ(c.got[0].first, "infra_error");
+    EXPECT_EQ(p.stats().retried, retry ? 1u : 0u);
+  }
+}
+
+TEST(Pipeline, ARetryWaitsForBuildsNoLongerThanRetryAfter) {
+  auto fake = std::make_unique<FakeStages>();
+  FakeStages* f = fake.get();
+  Gate build_started, build_may_end, retried;
+  f->on_prepare = [&](const std::string& t) {
+    if (t == "slow") {
+      build_started.Open();
+      build_may_end.Wait(10000ms);
+    }
+  };
+  f->on_execute = [&](const std::string& t) {
+    if (t != "busyonce") return;
+    if (f->Executions("busyonce") == 1) build_started.Wait();
+    else retried.Open();
+  };
+  Collector c;
+  Pipeline p(std::move(fake), {.build_threads = 1, .queue_capacity = 4,
+                               .retry_after = std::chrono::milliseconds(50)});
+  ASSERT_TRUE(p.Submit({"p.py", "busyonce"}, c.Fn()));
+  ASSERT_TRUE(p.Submit({"p.py", "slow"}, c.Fn()));
+  EXPECT_TRUE(retried.Wait(5000ms));  // while "slow" still builds
+  build_may_end.Open();
+  p.Close();
+  ASSERT_EQ(c.got.size(), 2u);
+  EXPECT_EQ(c.got[0].first, "ok");
+}
+
+TEST(Pipeline, EveryLaneGetsWork) {
+  auto fake = std::make_unique<FakeStages>();
+  FakeStages* f = fake.get();
+  f->n_lanes = 2;
+  f->on_execute = [](const std::string&) { std::this_thread::sleep_for(20ms); };
+  Collector c;
+  Pipeline p(std::move(fake), {.build_threads = 2, .queue_capacity = 8});
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(p.Submit({"p.py", "good" + std::to_string(i)}, c.Fn()));
+  p.Close();
+  EXPECT_EQ(f->lanes_used.size(), 2u);
+  Stats s = p.stats();
+  ASSERT_EQ(s.lane_busy_ms.size(), 2u);
+  EXPECT_GT(s.lane_busy_ms[0], 0.0);
+  EXPECT_GT(s.lane_busy_ms[1], 0.0);
+  EXPECT_GE(s.wall_ms, 80.0);  // 8 x 20 ms over two lanes
+}
+
+TEST(Pipeline, SequentialRunsOneStageAtATime) {
+  auto fake = std::make_unique<FakeStages>();
+  FakeStages* f = fake.get();
+  f->on_execute = [](const std::string&) { std::this_thread::sleep_for(5ms); };
+  Collector c;
+  Pipeline p(std::move(fake), {.build_threads = 4, .queue_capacity = 8, .sequential = true});
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(p.Submit({"p.py", "good" + std::to_string(i)}, c.Fn()));
+  p.Close();
+  EXPECT_EQ(f->max_active.load(), 1);
+  EXPECT_EQ(c.got.size(), 6u);
+}
+
+TEST(Pipeline, ReuseStoredOffEvaluatesAgain) {
+  auto fake = std::make_unique<FakeStages>();
+  FakeStages* f = fake.get();
+  Collector c;
+  Pipeline p(std::move(fake), {.build_threads = 1, .queue_capacity = 2, .reuse_stored = false});
+  ASSERT_TRUE(p.Submit({"p.py", "stored1"}, c.Fn()));
+  p.Close();
+  EXPECT_EQ(f->lookups.load(), 0);
+  EXPECT_EQ(f->prepares.load(), 1);
+  ASSERT_EQ(c.got.size(), 1u);
+  EXPECT_FALSE(c.got[0].second);
+}
+
+TEST(Pipeline, IdleLanesPrepareEachProblemOnceWhileItsFirstBuildRuns) {
+  auto fake = std::make_unique<FakeStages>();
+  FakeStages* f = fake.get();
+  Gate builds;
+  f->on_prepare = [&](const std::string&) { builds.Wait(); };
+  Collector c;
+  Pipeline p(std::move(fake), {.build_threads = 2, .queue_capacity = 8});
+  ASSERT_TRUE(p.Submit({"a.py", "good1"}, c.Fn()));
+  ASSERT_TRUE(p.Submit({"a.py", "good2"}, c.Fn()));
+  ASSERT_TRUE(p.Submit({"b.py", "good3"}, c.Fn()));
+  ASSERT_TRUE(p.Submit({"c.py", "stored4"}, c.Fn()));  // answered by the store: no lane work
+  // Every build is still blocked, and the lane already prepared what they will need.
+  for (int i = 0; i < 500 && (f->Warms().empty() || f->prepares.load() < 2); ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(f->Warms(), std::vector<std::string>{"a.py"});  // b.py's build has not started
+  EXPECT_EQ(f->prepares.load(), 2);
+  EXPECT_EQ(f->executes.load(), 0);
+  builds.Open();
+  p.Close();
+  // b.py's warm-up was queued when its build began; it runs only if the lane found no built
+  // job waiting, and is dropped once every job is done. Never twice, never for c.py.
+  std::vector<std::string> w = f->Warms();
+  ASSERT_GE(w.size(), 1u);
+  EXPECT_EQ(w[0], "a.py");
+  if (w.size() > 1) {
+    EXPECT_EQ(w, (std::vector<std::string>{"a.py", "b.py"}));
+  }
+  EXPECT_LE(w.size(), 2u);
+  EXPECT_EQ(p.stats().warmed, w.size());
+  EXPECT_EQ(c.got.size(), 4u);
+}
+
+TEST(Pipeline, SequentialModeAndWarmLanesOffPrepareNothingAhead) {
+  for (bool sequential : {true, false}) {
+    auto fake = std::make_unique<FakeStages>();
+    FakeStages* f = fake.get();
+    Collector c;
+    Pipeline p(std::move(fake), {.build_threads = 1, .queue_capacity = 4,
+                                 .sequential = sequential, .warm_lanes = sequential});
+    ASSERT_TRUE(p.Submit({"a.py", "good1"}, c.Fn()));
+    ASSERT_TRUE(p.Submit({"b.py", "good2"}, c.Fn()));
+    p.Close();
+    EXPECT_TRUE(f->Warms().empty()) << (sequential ? "sequential" : "warm_lanes off");
+    EXPECT_EQ(c.got.size(), 2u);
+  }
+}
+
+}  // namespace
+}  // namespace kf::pipeline
