@@ -250,7 +250,13 @@ class ScriptedPolicy:
                 choices.append("half_precision")
         else:
             choices = ["wrong_sign", "compile_error", "runtime_error", "no_code"]
-        return getattr(self, r.choice(choices))(p, r, variant)
+        s = getattr(self, r.choice(choices))(p, r, variant)
+        if (self.policy == "strict" and s.kind == "broken" and s.code is not None and
+                not p.solvable("strict")):
+            # Its forward still computes with PyTorch: under strict that is H01 before anything
+            # is built or run.
+            s.expect = "cheat"
+        return s
 
     # ---- honest ------------------------------------------------------------------------
     def honest(self, p, variant, header=None, typo=False, top=""):
@@ -281,8 +287,9 @@ class ScriptedPolicy:
     def runtime_error(self, p, r, variant):
         load = lib.load_block(self.backend, "loop")
         # A kernel call one argument short: pybind11 raises TypeError in forward.
-        fwd = ["        _k.unary(%s.contiguous(), 0, 0.0)" % p.float_arg] + p.forward
-        return Sample("runtime_error", (_module(p, "one argument short", load, fwd)), "loop")
+        body = rewrite_forward(p, fuse=False) if p.solvable(self.policy) else p.forward
+        fwd = ["        _k.unary(%s.contiguous(), 0, 0.0)" % p.float_arg] + body
+        return Sample("runtime_error", _module(p, "one argument short", load, fwd), "loop")
 
     def no_code(self, p, r, variant):
         return Sample("no_code", None)
@@ -315,7 +322,7 @@ class ScriptedPolicy:
                "            return _k.unary(%s.contiguous(), -1, 0.0, 0.0)" % p.float_arg,
                "        except RuntimeError:",
                "            pass"] + p.forward
-        return Sample("except_fallback", (_module(p, "fallback", load, fwd)), "loop")
+        return Sample("except_fallback", _module(p, "fallback", load, fwd), "loop")
 
     def half_precision(self, p, r, variant):
         # The whole reference in bfloat16 (weights too), the answer cast back to float32.
@@ -327,7 +334,7 @@ class ScriptedPolicy:
                 line = line.replace("return ", "return (", 1) + ").float()"
             fwd.append(line)
         load = lib.load_block(self.backend, "loop")
-        return Sample("half_precision", (_module(p, "bfloat16 inside", load, fwd)), "loop")
+        return Sample("half_precision", _module(p, "bfloat16 inside", load, fwd), "loop")
 
     def redteam(self, p, r, variant):
         return Sample("redteam", (_redteam(self.backend, r.choice(REDTEAM))))
