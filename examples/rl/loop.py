@@ -20,137 +20,26 @@ import argparse
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import scripted_policy as sp  # noqa: E402
+from loop_report import checks, overall, print_summary, quantiles  # noqa: E402
+from loop_service import Deadline, LoopError, Service, http, run_logged, tail  # noqa: E402
 
 ROOT = sp.ROOT
 
 
-class LoopError(Exception):
-    """A step that could not run: exit 2 with this message."""
-
-
-class Deadline:
-    def __init__(self, seconds):
-        self.end = time.monotonic() + seconds
-
-    def left(self, what):
-        left = self.end - time.monotonic()
-        if left <= 0:
-            raise LoopError("out of time (--deadline-s) before " + what)
-        return left
-
-
-def http(method, url, body=None, timeout=60):
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(url, data=data, method=method)
-    if data is not None:
-        req.add_header("Content-Type", "application/json")
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:
-            code, text = r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        code, text = e.code, e.read().decode()
-    try:
-        return code, json.loads(text)
-    except ValueError:
-        return code, text
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def tail(path, n=15):
-    try:
-        with open(path, errors="replace") as f:
-            return "".join(f.readlines()[-n:])
-    except OSError:
-        return ""
-
-
-class Service:
-    """One `kforge serve` process (in its own process group) and its log."""
-
-    def __init__(self, args, name):
-        self.log = os.path.join(args.out, name + ".log")
-        self.port = free_port()
-        self.url = "http://127.0.0.1:%d" % self.port
-        argv = [args.kforge, "serve", "--port", str(self.port), "--problems", args.problem_dir,
-                "--cache", args.cache, "--backend", args.backend, "--policy", args.policy,
-                "--bdr-size", str(args.bdr_size), "--bdr-seed", str(args.seed)]
-        argv += eval_flags(args)
-        if args.devices:
-            argv += ["--devices", args.devices]
-        self.argv = argv
-        with open(self.log, "w") as logf:
-            self.proc = subprocess.Popen(argv, stdout=logf, stderr=subprocess.STDOUT, cwd=ROOT,
-                                         start_new_session=True)
-        # Its process group, for a wrapper that must clean up after a loop killed outright.
-        with open(os.path.join(args.out, name + ".pid"), "w") as f:
-            f.write("%d\n" % self.proc.pid)
-
-    def wait_up(self, deadline, limit_s=120):
-        end = time.monotonic() + min(limit_s, deadline.left("kforge serve started"))
-        while time.monotonic() < end:
-            if self.proc.poll() is not None:
-                raise LoopError("kforge serve exited with %d at start; %s:\n%s"
-                                % (self.proc.returncode, self.log, tail(self.log)))
-            try:
-                if http("GET", self.url + "/healthz", timeout=2)[0] == 200:
-                    return
-            except OSError:
-                pass
-            time.sleep(0.2)
-        raise LoopError("kforge serve did not answer /healthz in %d s; %s:\n%s"
-                        % (limit_s, self.log, tail(self.log)))
-
-    def stop(self, grace_s=60):
-        """SIGTERM to its group (the service finishes the jobs in hand), SIGKILL after
-        grace_s."""
-        if self.proc.poll() is None:
-            kill_group(self.proc, grace_s)
-
-
-def kill_group(proc, grace_s):
-    """Ends a process started in a session of its own, and everything it started."""
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=grace_s)
-    except ProcessLookupError:
-        pass
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait(timeout=30)
-
-
-def run_logged(argv, log, timeout_s, what):
-    """Runs a kforge command in a session of its own, output to `log`; on timeout its whole
-    group is ended (synth and data start Python runners of their own)."""
-    with open(log, "w") as logf:
-        proc = subprocess.Popen(argv, stdout=logf, stderr=subprocess.STDOUT, cwd=ROOT,
-                                start_new_session=True)
-        try:
-            return proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            kill_group(proc, 5)
-            raise LoopError("%s ran past --deadline-s; %s:\n%s" % (what, log, tail(log)))
-        except BaseException:
-            kill_group(proc, 5)
-            raise
+def start_service(args, name):
+    flags = ["--problems", args.problem_dir, "--cache", args.cache, "--backend", args.backend,
+             "--policy", args.policy, "--bdr-size", str(args.bdr_size),
+             "--bdr-seed", str(args.seed)] + eval_flags(args)
+    if args.devices:
+        flags += ["--devices", args.devices]
+    return Service(args.kforge, flags, args.out, name, ROOT)
 
 
 def eval_flags(args):
@@ -182,7 +71,7 @@ def run_synth(args, deadline):
         argv.append("--force")
     log = os.path.join(args.out, "synth.log")
     t0 = time.monotonic()
-    rc = run_logged(argv, log, deadline.left("kforge synth"), "kforge synth")
+    rc = run_logged(argv, log, deadline.left("kforge synth"), "kforge synth", ROOT)
     # 1: fewer problems than asked at some level (what was kept is used); else a failure.
     if rc not in (0, 1) or not os.path.exists(manifest):
         raise LoopError("kforge synth exited with %d; %s:\n%s" % (rc, log, tail(log)))
@@ -245,20 +134,6 @@ def send_groups(url, groups, deadline, timeout_s):
     if code != 200:
         raise LoopError("POST /v1/groups answered %s: %s" % (code, str(out)[:500]))
     return out["groups"], time.monotonic() - t0
-
-
-def quantiles(xs):
-    xs = sorted(x for x in xs if x is not None)
-    if not xs:
-        return None
-
-    def q(f):
-        k = f * (len(xs) - 1)
-        lo = int(k)
-        hi = min(lo + 1, len(xs) - 1)
-        return round(xs[lo] + (xs[hi] - xs[lo]) * (k - lo), 6)
-    return {"n": len(xs), "min": xs[0], "p25": q(0.25), "median": q(0.5), "p75": q(0.75),
-            "max": xs[-1], "mean": round(sum(xs) / len(xs), 6)}
 
 
 def run_round(args, url, policy, problems, round_, nonce, rec, deadline):
@@ -333,55 +208,13 @@ def run_rft(args, deadline):
     if args.python:
         argv += ["--python", args.python]
     log = os.path.join(args.out, "data-rft.log")
-    rc = run_logged(argv, log, min(300, deadline.left("kforge data rft")), "kforge data rft")
+    rc = run_logged(argv, log, min(300, deadline.left("kforge data rft")), "kforge data rft",
+                    ROOT)
     # 1: no example (the rft_nonempty check says so); 2, 3: it could not run.
     if rc not in (0, 1) or not os.path.exists(out):
         raise LoopError("kforge data rft exited with %d; %s:\n%s" % (rc, log, tail(log)))
     with open(out) as f:
         return [json.loads(l) for l in f if l.strip()]
-
-
-def checks(args, summary, rows, rft):
-    """What a run must show; each {check, passed, detail}."""
-    rounds, bdr = summary["rounds"], summary["bdr"]
-    out = []
-    incomplete = {k: [g["group_id"] for g in gs if None in g["rewards"]]
-                  for k, gs in summary["groups"].items()}
-    out.append(("every_group_rewarded", not any(incomplete.values()),
-                {"groups_missing_rewards": incomplete}))
-    # No broken or cheating sample may pass (that would be a hacked reward), and each must get
-    # the status its mutation calls for.
-    unexpected = [(r["group_id"], r["mutation"], r["status"]) for r in rows
-                  if r["kind"] != "honest" and r["status"] != r["expect"]]
-    out.append(("broken_and_cheats_as_expected", not unexpected, unexpected[:20]))
-    # Honest answers are correct by construction, up to rounding: one that fails is a finding
-    # about the problem (its tolerance against its conditioning) or about kforge, listed here.
-    honest = [r for r in rows if r["kind"] == "honest"]
-    failed = [(r["group_id"], r["variant"], r["status"],
-               next((d["message"][:160] for d in r["verdict"].get("diagnostics", [])
-                     if d.get("severity") == "error"), "")) for r in honest if r["status"] != "ok"]
-    out.append(("honest_answers_pass", bool(honest) and not failed,
-                {"honest": len(honest), "failed": failed[:10]}))
-    cheats = [r for r in rows if r["kind"] == "cheat"]
-    out.append(("cheats_get_cheat_reward",
-                bool(cheats) and all(r["status"] == "cheat" and r["reward"] == args.cheat_reward
-                                     for r in cheats),
-                "%d cheats, rewards %s" % (len(cheats),
-                                           sorted({str(r["reward"]) for r in cheats}))))
-    r1 = rounds["1"]
-    out.append(("bdr_recorded_all_failed", 0 < r1["bdr_recorded"] == r1["all_failed"],
-                "%d all-failed, %d recorded" % (r1["all_failed"], r1["bdr_recorded"])))
-    out.append(("bdr_survived_restart", bdr["after_round1"] == bdr["after_restart"] > 0, bdr))
-    out.append(("bdr_replayed", bdr["replayed"] == bdr["after_restart"] and
-                rounds.get("2", {}).get("groups", 0) == bdr["replayed"], bdr))
-    ok = {r["verdict"].get("candidate", {}).get("hash") for r in rows if r["status"] == "ok"}
-    bad = [e["metadata"].get("candidate_hash") for e in rft
-           if e["metadata"].get("candidate_hash") not in ok]
-    out.append(("rft_nonempty", len(rft) > 0, "%d examples" % len(rft)))
-    out.append(("rft_only_ok_kernels", not bad and all(
-        e["messages"][-1]["role"] == "assistant" and "load_inline" in e["messages"][-1]["content"]
-        for e in rft), {"not_ok": bad[:5]}))
-    return [{"check": n, "passed": bool(p), "detail": d} for n, p, d in out]
 
 
 def parse_args(argv):
@@ -445,28 +278,6 @@ def finish_round(summary, key, r):
                                "all_failed": a["all_failed"]} for a in answers]
 
 
-def stage_times(rows):
-    """Per pipeline stage (extract, static, build, execute, correctness, timing): how many
-    verdicts reached it, their median and summed milliseconds."""
-    ms = {}
-    for r in rows:
-        for st in r["verdict"].get("stages") or []:
-            ms.setdefault(st["name"], []).append(st.get("ms") or 0)
-    return {k: {"n": len(v), "median_ms": quantiles(v)["median"], "sum_s": round(sum(v) / 1e3, 2)}
-            for k, v in sorted(ms.items())}
-
-
-def overall(rows, rounds):
-    done = sum(1 for r in rows if r["reward"] is not None)
-    eval_wall = sum(r["wall_s"] for r in rounds.values())
-    return {"samples": len(rows), "verdicts": done, "stages": stage_times(rows),
-            "status": {s: sum(1 for r in rows if (r["status"] or "none") == s)
-                       for s in sorted({r["status"] or "none" for r in rows})},
-            "reward": quantiles(r["reward"] for r in rows),
-            "eval_wall_s": round(eval_wall, 2),
-            "verdicts_per_s": round(done / eval_wall, 3) if eval_wall else None}
-
-
 def run(args, summary, services, deadline):
     """The loop's steps; fills `summary` as it goes, so a step that fails leaves the rest."""
     synth_s, synth_how = run_synth(args, deadline)
@@ -479,7 +290,7 @@ def run(args, summary, services, deadline):
                         "solvable": sum(p.solvable(args.policy) for p in problems)}
     nonce = uuid.uuid4().hex[:12]
     rec = Recorder(os.path.join(args.out, "verdicts.jsonl"))
-    svc = Service(args, "serve-1")
+    svc = start_service(args, "serve-1")
     services.append(svc)
     svc.wait_up(deadline)
     bdr = summary["bdr"]
@@ -491,7 +302,7 @@ def run(args, summary, services, deadline):
     bdr["after_round1"] = bdr_buffered(svc.url)
     if not args.no_restart:
         svc.stop()
-        svc = Service(args, "serve-2")
+        svc = start_service(args, "serve-2")
         services.append(svc)
         svc.wait_up(deadline)
     bdr["after_restart"] = bdr_buffered(svc.url)
@@ -546,24 +357,6 @@ def main(argv=None):
             json.dump(summary, f, indent=1, sort_keys=True)
     print_summary(summary)
     return rc
-
-
-def print_summary(s):
-    for k, r in sorted(s.get("rounds", {}).items()):
-        rw = r["reward"] or {}
-        print("round %s: %d groups, %d samples in %.1f s (%.2f verdicts/s); all-failed %d; "
-              "status %s; reward min %s p25 %s median %s p75 %s max %s"
-              % (k, r["groups"], r["samples"], r["wall_s"], r["verdicts_per_s"] or 0,
-                 r["all_failed"], r["status"], rw.get("min"), rw.get("p25"), rw.get("median"),
-                 rw.get("p75"), rw.get("max")))
-    if "bdr" in s:
-        print("bdr:", s["bdr"])
-    if "rft" in s:
-        print("rft: %d examples over %d problems" % (s["rft"]["examples"], s["rft"]["problems"]))
-    for c in s.get("checks", []):
-        print("%s %s %s" % ("PASS" if c["passed"] else "FAIL", c["check"],
-                            json.dumps(c["detail"])[:300]))
-    print("wall %.1f s%s" % (s["wall_s"], ("; error: " + s["error"]) if "error" in s else ""))
 
 
 if __name__ == "__main__":
