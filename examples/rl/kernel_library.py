@@ -160,7 +160,8 @@ torch::Tensor channel(torch::Tensor x, torch::Tensor w, int64_t op) {
 }
 """
 
-_CPU_CHAIN = r"""
+# The chain of unary ops both backends' chain kernels take, from the ops' ids and constants.
+_MAKE_CHAIN = r"""
 static Chain make_chain(const std::vector<int64_t>& ops, const std::vector<double>& as,
                         const std::vector<double>& bs) {
     TORCH_CHECK(!ops.empty() && ops.size() <= MAX_CHAIN && as.size() == ops.size() &&
@@ -174,7 +175,9 @@ static Chain make_chain(const std::vector<int64_t>& ops, const std::vector<doubl
         c.b[k] = static_cast<float>(bs[k]);
     }
     return c;
-}
+}"""
+
+_CPU_CHAIN = _MAKE_CHAIN + r"""
 template <typename scalar_t>
 static void chain_impl(const scalar_t* in, scalar_t* out, int64_t n, const Chain& c) {
     for (int64_t i = 0; i < n; ++i) {
@@ -296,21 +299,7 @@ torch::Tensor channel(torch::Tensor x, torch::Tensor w, int64_t op) {
 }
 """
 
-_CUDA_CHAIN = r"""
-static Chain make_chain(const std::vector<int64_t>& ops, const std::vector<double>& as,
-                        const std::vector<double>& bs) {
-    TORCH_CHECK(!ops.empty() && ops.size() <= MAX_CHAIN && as.size() == ops.size() &&
-                bs.size() == ops.size(), "chain: 1 to 8 ops, one a and one b each");
-    Chain c;
-    c.n = static_cast<int64_t>(ops.size());
-    for (size_t k = 0; k < ops.size(); ++k) {
-        TORCH_CHECK(ops[k] >= 0 && ops[k] < NUM_UNARY, "chain: unknown op ", ops[k]);
-        c.op[k] = ops[k];
-        c.a[k] = static_cast<float>(as[k]);
-        c.b[k] = static_cast<float>(bs[k]);
-    }
-    return c;
-}
+_CUDA_CHAIN = _MAKE_CHAIN + r"""
 template <typename scalar_t>
 __global__ void chain_kernel(const scalar_t* __restrict__ in, scalar_t* __restrict__ out,
                              int64_t n, Chain c) {

@@ -7,18 +7,15 @@
 #include "bench/report.h"
 
 namespace kf::bench {
-namespace {
-
-std::string Num(double x) {
+std::string Num1(double x) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f", x);
   return buf;
 }
 
-}  // namespace
-
-std::string HtmlEscape(const std::string& s) {
+std::string HtmlEscape(std::string_view s) {
   std::string o;
+  o.reserve(s.size() + s.size() / 8);
   for (char c : s) {
     switch (c) {
       case '&':
@@ -32,6 +29,9 @@ std::string HtmlEscape(const std::string& s) {
         break;
       case '"':
         o += "&quot;";
+        break;
+      case '\'':
+        o += "&#39;";
         break;
       default:
         o += c;
@@ -69,12 +69,12 @@ std::string RateChart(const Metrics& m) {
   // Wide enough for the bars and for the legend below them (120 px an entry).
   double w = std::max(left + group_w * groups.size() + 20, left + 120.0 * series.size());
   std::ostringstream o;
-  o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << Num(w) << "' height='" << Num(h + 70)
+  o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << Num1(w) << "' height='" << Num1(h + 70)
     << "' role='img' aria-label='rates per level'>";
   for (int t = 0; t <= 4; ++t) {
     double y = top + h - h * t / 4.0;
-    o << "<line x1='" << left << "' x2='" << Num(w - 10) << "' y1='" << Num(y) << "' y2='" << Num(y)
-      << "' stroke='#ddd'/><text x='" << left - 4 << "' y='" << Num(y + 4)
+    o << "<line x1='" << left << "' x2='" << Num1(w - 10) << "' y1='" << Num1(y) << "' y2='" << Num1(y)
+      << "' stroke='#ddd'/><text x='" << left - 4 << "' y='" << Num1(y + 4)
       << "' font-size='10' text-anchor='end'>" << t * 25 << "%</text>";
   }
   for (size_t g = 0; g < groups.size(); ++g) {
@@ -82,18 +82,18 @@ std::string RateChart(const Metrics& m) {
     for (size_t s = 0; s < series.size(); ++s) {
       double v = series[s].get(*groups[g].second);
       double bh = h * v;
-      o << "<rect x='" << Num(x0 + s * bar) << "' y='" << Num(top + h - bh) << "' width='"
-        << Num(bar - 3) << "' height='" << Num(bh) << "' fill='" << series[s].color << "'><title>"
+      o << "<rect x='" << Num1(x0 + s * bar) << "' y='" << Num1(top + h - bh) << "' width='"
+        << Num1(bar - 3) << "' height='" << Num1(bh) << "' fill='" << series[s].color << "'><title>"
         << HtmlEscape(groups[g].first + " " + series[s].name) << ": " << Percent(v)
         << "</title></rect>";
     }
-    o << "<text x='" << Num(x0 + bar * series.size() / 2) << "' y='" << Num(top + h + 14)
+    o << "<text x='" << Num1(x0 + bar * series.size() / 2) << "' y='" << Num1(top + h + 14)
       << "' font-size='11' text-anchor='middle'>" << HtmlEscape(groups[g].first) << "</text>";
   }
   for (size_t s = 0; s < series.size(); ++s) {
     double x = left + s * 120;
-    o << "<rect x='" << Num(x) << "' y='" << Num(top + h + 30) << "' width='10' height='10' fill='"
-      << series[s].color << "'/><text x='" << Num(x + 14) << "' y='" << Num(top + h + 39)
+    o << "<rect x='" << Num1(x) << "' y='" << Num1(top + h + 30) << "' width='10' height='10' fill='"
+      << series[s].color << "'/><text x='" << Num1(x + 14) << "' y='" << Num1(top + h + 39)
       << "' font-size='11'>" << HtmlEscape(series[s].name) << "</text>";
   }
   o << "</svg>";
@@ -111,11 +111,11 @@ std::string StatusChart(const Aggregate& a) {
   double x = 0, lx = 0;
   for (const auto& [s, n] : a.status_counts) {
     double bw = total > 0 ? w * n / total : 0;
-    o << "<rect x='" << Num(x) << "' y='0' width='" << Num(bw) << "' height='" << h << "' fill='"
+    o << "<rect x='" << Num1(x) << "' y='0' width='" << Num1(bw) << "' height='" << h << "' fill='"
       << StatusColor(s) << "'><title>" << HtmlEscape(s) << ": " << n << "</title></rect>";
     x += bw;
-    o << "<rect x='" << Num(lx) << "' y='" << h + 10 << "' width='10' height='10' fill='"
-      << StatusColor(s) << "'/><text x='" << Num(lx + 13) << "' y='" << h + 19
+    o << "<rect x='" << Num1(lx) << "' y='" << h + 10 << "' width='10' height='10' fill='"
+      << StatusColor(s) << "'/><text x='" << Num1(lx + 13) << "' y='" << h + 19
       << "' font-size='11'>" << HtmlEscape(s) << " " << n << "</text>";
     lx += 14 + 8 * (s.size() + std::to_string(n).size() + 2);
   }
@@ -128,12 +128,12 @@ std::string FastPChart(const Aggregate& a) {
   const double bar = 50, h = 140, top = 16, left = 40;
   double w = left + bar * a.fast_p.size() + 20;
   std::ostringstream o;
-  o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << Num(w) << "' height='" << Num(h + 40)
+  o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << Num1(w) << "' height='" << Num1(h + 40)
     << "' role='img' aria-label='fast_p'>";
   for (int t = 0; t <= 4; ++t) {
     double y = top + h - h * t / 4.0;
-    o << "<line x1='" << left << "' x2='" << Num(w - 10) << "' y1='" << Num(y) << "' y2='" << Num(y)
-      << "' stroke='#ddd'/><text x='" << left - 4 << "' y='" << Num(y + 4)
+    o << "<line x1='" << left << "' x2='" << Num1(w - 10) << "' y1='" << Num1(y) << "' y2='" << Num1(y)
+      << "' stroke='#ddd'/><text x='" << left - 4 << "' y='" << Num1(y + 4)
       << "' font-size='10' text-anchor='end'>" << t * 25 << "%</text>";
   }
   for (size_t i = 0; i < a.fast_p.size(); ++i) {
@@ -141,9 +141,9 @@ std::string FastPChart(const Aggregate& a) {
     double x = left + i * bar + 8, bh = h * v;
     char label[32];
     std::snprintf(label, sizeof label, "fast_%g", p);
-    o << "<rect x='" << Num(x) << "' y='" << Num(top + h - bh) << "' width='" << Num(bar - 16)
-      << "' height='" << Num(bh) << "' fill='#1565c0'><title>" << label << ": " << Percent(v)
-      << "</title></rect><text x='" << Num(x + (bar - 16) / 2) << "' y='" << Num(top + h + 14)
+    o << "<rect x='" << Num1(x) << "' y='" << Num1(top + h - bh) << "' width='" << Num1(bar - 16)
+      << "' height='" << Num1(bh) << "' fill='#1565c0'><title>" << label << ": " << Percent(v)
+      << "</title></rect><text x='" << Num1(x + (bar - 16) / 2) << "' y='" << Num1(top + h + 14)
       << "' font-size='10' text-anchor='middle'>" << label << "</text>";
   }
   o << "</svg>";

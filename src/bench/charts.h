@@ -4,13 +4,17 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "bench/metrics.h"
 
 namespace kf::bench {
 
-// Text for HTML element content and double-quoted attributes: & < > " escaped.
-std::string HtmlEscape(const std::string& s);
+// Text for HTML element content and quoted attributes: & < > " ' escaped (report.html and
+// the web UI's pages, web::H, use this one).
+std::string HtmlEscape(std::string_view s);
+// A number with one decimal, for chart coordinates and labels.
+std::string Num1(double x);
 // The colour a status is drawn in (report.html and the web UI agree).
 const char* StatusColor(const std::string& status);
 

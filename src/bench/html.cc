@@ -7,16 +7,6 @@
 #include "bench/report.h"
 
 namespace kf::bench {
-namespace {
-
-std::string Num(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", x);
-  return buf;
-}
-
-}  // namespace
-
 std::string RenderHtml(const Metrics& m, const RunInfo& info) {
   std::ostringstream o;
   o << "<!DOCTYPE html><html><head><meta charset='utf-8'><title>kforge bench</title><style>"
@@ -31,11 +21,11 @@ std::string RenderHtml(const Metrics& m, const RunInfo& info) {
     << (info.model.empty() ? "" : " &middot; model " + HtmlEscape(info.model)) << " &middot; "
     << info.lanes << " lane(s)" << (info.sequential ? " &middot; sequential" : "") << " &middot; "
     << info.samples << " samples (" << info.evaluated << " evaluated now, " << info.reused
-    << " from the store) &middot; wall " << Num(info.wall_ms / 1000) << " s</p>";
+    << " from the store) &middot; wall " << Num1(info.wall_ms / 1000) << " s</p>";
   o << "<p>Pass@k uses k' = min(k, n) per problem (k = " << m.options.k
     << "); infra_error samples are not counted; Faster Rate is the share of samples correct and "
        "more than "
-    << Num(m.options.faster_threshold) << "x faster.</p>";
+    << Num1(m.options.faster_threshold) << "x faster.</p>";
   o << "<h2>Rates</h2>" << RateChart(m);
   o << "<h2>Statuses</h2>" << StatusChart(m.overall);
   o << "<h2>fast_p (vs eager)</h2>" << FastPChart(m.overall);

@@ -5,34 +5,11 @@
 #include <cstdio>
 #include <ctime>
 
+#include "bench/charts.h"
+
 namespace kf::web {
 
-std::string H(std::string_view s) {
-  std::string o;
-  o.reserve(s.size() + s.size() / 8);
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        o += "&amp;";
-        break;
-      case '<':
-        o += "&lt;";
-        break;
-      case '>':
-        o += "&gt;";
-        break;
-      case '"':
-        o += "&quot;";
-        break;
-      case '\'':
-        o += "&#39;";
-        break;
-      default:
-        o += c;
-    }
-  }
-  return o;
-}
+std::string H(std::string_view s) { return bench::HtmlEscape(s); }
 
 std::string U(std::string_view s, bool keep_slash) {
   static const char* kHex = "0123456789ABCDEF";
