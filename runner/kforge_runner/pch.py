@@ -24,6 +24,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -183,8 +184,51 @@ def _wait_for(root, key, start_s=2.0):
     return os.path.isfile(gch)
 
 
+# The flag shapes a PCH may be made with. The note comes from the candidate's sandbox and the
+# PCH is made outside it, so anything that could run a program or write elsewhere (-wrapper,
+# -B, -fplugin, -specs, @file, -Wl,...) means no PCH, not a compile.
+_SAFE_FLAG = re.compile(
+    r"-[DU][A-Za-z_][A-Za-z0-9_]*(=[^\s]*)?|-I[^\s]+|-std=[\w+]+|-O[0-3sgz]?|-fPIC|-fpic|"
+    r"-fopenmp|-ffast-math|-fno-[a-z][\w-]*|-W(?![lap],)[a-z][\w=-]*|-w|-g[0-3]?|-pthread|"
+    r"-march=[\w-]+|-mtune=[\w-]+|-fvisibility=\w+|-fdiagnostics-color(=\w+)?")
+
+
+def trusted_want(want):
+    """`want` (read from a note a sandboxed build wrote) when it asks for nothing but a PCH of
+    torch's header by the real compiler with safe flags; else None."""
+    try:
+        key, compiler, flags, header = want["key"], want["compiler"], want["flags"], want["header"]
+    except (KeyError, TypeError):
+        return None
+    if not (isinstance(key, str) and re.fullmatch(r"[0-9a-f]{16,64}", key)):
+        return None
+    real = shutil.which(real_cxx())
+    if not isinstance(compiler, str) or not real or \
+            os.path.realpath(shutil.which(compiler) or compiler) != os.path.realpath(real):
+        return None
+    if not (isinstance(header, str) and os.path.isfile(header) and
+            os.path.realpath(header).endswith(os.sep + _HEADER)):
+        return None
+    if not isinstance(flags, list):
+        return None
+    i = 0
+    while i < len(flags):
+        f = flags[i]
+        if f == "-isystem" and i + 1 < len(flags) and isinstance(flags[i + 1], str) and \
+                not flags[i + 1].startswith("-"):
+            i += 2
+            continue
+        if not isinstance(f, str) or not _SAFE_FLAG.fullmatch(f):
+            return None
+        i += 1
+    return dict(want, compiler=real)
+
+
 def make(root, want):
     """Builds one PCH (in its own process, started by the worker after a build)."""
+    want = trusted_want(want)
+    if want is None:
+        return 1
     key = want["key"]
     os.makedirs(root, exist_ok=True)
     with open(os.path.join(root, key + ".lock"), "w") as lock:
@@ -280,7 +324,8 @@ def _make(want):
     global _makers
     _makers = [p for p in _makers if p.poll() is None]  # reaps finished ones
     root = os.environ.get("KFORGE_PCH_DIR")
-    if not root or want["key"] in _started or not _may_make(root, want["key"]):
+    want = trusted_want(want)
+    if not root or want is None or want["key"] in _started or not _may_make(root, want["key"]):
         return
     _started.add(want["key"])
     _makers.append(subprocess.Popen(

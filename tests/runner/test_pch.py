@@ -119,6 +119,28 @@ class PchTest(unittest.TestCase):
         self.assertEqual(pch.after_build(d3, False), "missing")
         self.assertFalse(os.path.exists(os.path.join(self.root, want3["key"])))
 
+    def test_a_note_from_the_sandbox_cannot_run_anything_outside_it(self):
+        # The note is written inside the candidate's sandbox and the PCH is made outside it:
+        # a note asking for another program, a flag that runs one, or a path as its key makes
+        # no PCH and runs nothing.
+        d, _, want = self.compile("b1", "first_ext")
+        self.assertIsNotNone(pch.trusted_want(want))
+        mark = os.path.join(self.tmp.name, "ran")
+        bad = [dict(want, flags=want["flags"] + ["-wrapper", "/bin/sh,-c,touch " + mark]),
+               dict(want, flags=want["flags"] + ["-B" + self.tmp.name]),
+               dict(want, flags=want["flags"] + ["-fplugin=/tmp/x.so"]),
+               dict(want, compiler="/bin/sh", flags=["-c", "touch " + mark]),
+               dict(want, key="../../escaped"),
+               dict(want, header="/etc/passwd")]
+        for w in bad:
+            self.assertIsNone(pch.trusted_want(w), w)
+            with open(os.path.join(d, pch.WANT_FILE), "w") as f:
+                json.dump(w, f)
+            self.assertEqual(self.make(d)[1], 0, w)  # no maker started
+            self.assertEqual(pch.make(self.root, w), 1)
+        self.assertFalse(os.path.exists(mark))
+        self.assertFalse(os.path.exists(os.path.join(self.tmp.name, "escaped")))
+
     def test_started_while_the_build_still_runs_and_only_once(self):
         d1, _, want1 = self.compile("b1", "e1")  # its compile is done, its link may still run
         pch.during_build(d1, False)
