@@ -109,11 +109,19 @@ Discovery MatchSamples(std::vector<ProblemFile> problems, const fs::path& sample
       std::string level = parts[parts.size() - 3].string();
       std::string pid = parts[parts.size() - 2].string();
       auto pid_number = LeadingNumber(pid);
+      bool all_digits = pid_number && std::to_string(*pid_number) == pid;
+      auto answers = [&](const ProblemFile& p) {
+        return pid == p.stem || (all_digits && p.number == pid_number);
+      };
+      // A level folder named exactly like a problem folder is that folder, even when another
+      // problem folder has the same level number (two KernelBench versions side by side:
+      // v0-level1 and v01-level1); the number alone decides only when no name matches.
       for (size_t i = 0; i < d.problems.size(); ++i) {
-        const auto& p = d.problems[i];
-        if (!SameLevel(p, level)) continue;
-        bool all_digits = pid_number && std::to_string(*pid_number) == pid;
-        if (pid == p.stem || (all_digits && p.number == pid_number)) hits.push_back(i);
+        if (d.problems[i].level == level && answers(d.problems[i])) hits.push_back(i);
+      }
+      const bool named = !hits.empty();
+      for (size_t i = 0; !named && i < d.problems.size(); ++i) {
+        if (SameLevel(d.problems[i], level) && answers(d.problems[i])) hits.push_back(i);
       }
     } else {
       continue;

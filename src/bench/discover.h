@@ -9,7 +9,8 @@
 //    number for KernelBench problems; <ext> any: raw replies are accepted, e.g. sample_0.md)
 //  - KernelBench's generation layout: level_<L>_problem_<P>_sample_<S>_kernel.py anywhere under
 //    <samples>, matched by level number L and problem number P.
-// A level folder matches by name or by number ("level1", "level_1" and "1" are level 1).
+// A level folder matches by name or by number ("level1", "level_1" and "1" are level 1); a name
+// match wins, so two versions of one benchmark can sit side by side (v0-level1, v01-level1).
 #pragma once
 
 #include <filesystem>

@@ -53,6 +53,25 @@ TEST(Discover, BothSampleLayoutsMatchByLevelNumberAndStem) {
   fs::remove_all(root);
 }
 
+TEST(Discover, ExactLevelNameWinsOverTheLevelNumber) {
+  fs::path root = fs::temp_directory_path() / ("kf-discover-v-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  const std::string model = "import torch\nclass Model(torch.nn.Module):\n  pass\n";
+  Touch(root / "p/v0-level1/19_ReLU.py", model);   // one problem in two versions
+  Touch(root / "p/v01-level1/19_ReLU.py", model);
+  Touch(root / "s/v01-level1/19_ReLU/sample_0.py");  // names its version's folder
+  Touch(root / "s/level1/19_ReLU/sample_1.py");      // only the number: ambiguous
+
+  auto problems = FindProblems({root / "p/v0-level1", root / "p/v01-level1"});
+  ASSERT_TRUE(problems.ok()) << problems.status().message();
+  Discovery d = MatchSamples(*problems, root / "s");
+  ASSERT_EQ(d.samples.size(), 1u);
+  EXPECT_EQ(d.problems[d.samples[0].problem].level, "v01-level1");
+  ASSERT_EQ(d.warnings.size(), 1u);
+  EXPECT_NE(d.warnings[0].find("matches 2 problems"), std::string::npos);
+  fs::remove_all(root);
+}
+
 TEST(Discover, MissingProblemFolderIsAnError) {
   EXPECT_FALSE(FindProblems({"/nonexistent/kforge/level9"}).ok());
 }
