@@ -206,6 +206,12 @@ int RunBench(const BenchFlags& f) {
   progress.total = d.samples.size();
   auto t0 = std::chrono::steady_clock::now();
   const std::atomic<bool>& signalled = StopOnSignals();
+  // Each verdict as it arrives, so a run that is killed outright (an outer timeout, a lost
+  // machine) still leaves what it learned beside the store; the full reports replace it.
+  std::error_code mk;
+  fs::create_directories(f.out, mk);
+  const fs::path partial_path = fs::path(f.out) / "verdicts.partial.jsonl";
+  std::ofstream partial(partial_path, std::ios::trunc);
   {
     pipeline::Pipeline pl(ev->get(), po);
     // A time limit or ^C stops the run early: what is running finishes, what waits is left for
@@ -258,6 +264,7 @@ int RunBench(const BenchFlags& f) {
         records[i].verdict = v;
         records[i].from_store = from_store;
         have[i] = true;
+        if (!pipeline::IsCancelled(v)) partial << bench::RecordJson(records[i]).dump() << std::endl;
         ++progress.done;
         progress.reused += from_store ? 1 : 0;
         ++progress.by_status[StatusName(v.status)];
@@ -283,8 +290,7 @@ int RunBench(const BenchFlags& f) {
   for (size_t i = 0; i < records.size(); ++i) {
     if (!have[i]) continue;
     const Verdict& v = records[i].verdict;
-    if (v.status == VerdictStatus::kInfraError && !v.diagnostics.empty() &&
-        v.diagnostics[0].code == pipeline::kCancelledCode) {
+    if (pipeline::IsCancelled(v)) {
       ++info.not_evaluated;
       continue;
     }
@@ -317,6 +323,8 @@ int RunBench(const BenchFlags& f) {
     std::cerr << "kforge bench: " << ws.message() << "\n";
     return kExitInfra;
   }
+  partial.close();
+  fs::remove(partial_path, mk);
   std::cout << "wrote " << (fs::path(f.out) / "results.json").string() << ", report.md, "
             << "report.html, verdicts.jsonl\n";
   RecordInStore(opt.cache_dir, ev->get(), m, info, done);

@@ -50,6 +50,10 @@ using StageFn = std::function<void(JobStage, const Verdict& so_far)>;
 
 // The diagnostic code of a verdict a job got because the pipeline was cancelled before it ran.
 inline constexpr const char* kCancelledCode = "cancelled";
+inline bool IsCancelled(const Verdict& v) {
+  return v.status == VerdictStatus::kInfraError && !v.diagnostics.empty() &&
+         v.diagnostics[0].code == kCancelledCode;
+}
 
 // Called exactly once per accepted job, on a pipeline thread (never under a pipeline lock, so
 // it may take its own locks; it must not call Close or destroy the Pipeline).
