@@ -6,10 +6,20 @@
       The CPU-only stages (`kforge check`) on every sample, against its problem version: how
       many end format_error or cheat before anything is built, per source and rule, and each
       such sample that its source recorded correct (a disagreement to explain).
+  bench/corpus_agreement.py merge --into DIR [--per-source N] [--corpus .corpus] [SOURCE...]
+      One bench's worth of the corpus: DIR/problems/<version>-<level> (links to each source's
+      problem version) and DIR/samples/<version>-<level>/<problem>/sample_<k>.py, so a single
+      `kforge bench` keeps the GPU busy across every source; DIR/map.jsonl says which source
+      sample each file is. --per-source N takes the first N distinct kernels of each source in
+      the order of a hash of their paths (the same N always gives the same kernels, and a
+      larger N only adds kernels, so a store carried between calls resumes the run).
   bench/corpus_agreement.py compare --bench OUT [--bench OUT ...] [--corpus .corpus] [--out F]
-      A `kforge bench` run's verdicts.jsonl per source (OUT/<source>/verdicts.jsonl, as
-      bench/corpus_h200.sh writes them) against the recorded verdicts: agreement overall, per
-      source and level, the confusion table, and every disagreement with kforge's reason.
+                                    [--map DIR/map.jsonl]
+      A `kforge bench` run's verdicts.jsonl per source (OUT/<source>/verdicts.jsonl), or with
+      --map one merged run's OUT/verdicts.jsonl, against the recorded verdicts: agreement
+      overall, per source and level, the confusion table, and every disagreement with kforge's
+      reason. A kernel that its source recorded several times (CUDA-L1 lists one file for up to
+      five GPUs) counts once per record, as in CORPORA.md's totals.
 
 Recorded verdicts are "correct", "incorrect" (built, wrong or crashed) or "compile_failed".
 kforge agrees with "correct" when it says ok, with "compile_failed" on compile_error, and with
@@ -19,8 +29,10 @@ Standard library only.
 """
 import argparse
 import collections
+import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -28,6 +40,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The problem version each source's kernels were written for (docs/CORPORA.md).
 VERSIONS = {"cuda-l1": "KernelBench-6500bbc", "kb-leaderboard": "KernelBench-6500bbc",
             "kb-fork-runs": "KernelBench-129232e", "metr": "KernelBench-METR"}
+# The folder prefix of each problem version in a merged tree.
+TAGS = {"KernelBench-6500bbc": "v0", "KernelBench-129232e": "v01", "KernelBench-METR": "metr"}
 AGREES = {"correct": {"ok"}, "compile_failed": {"compile_error"},
           "incorrect": {"incorrect", "runtime_error", "timeout", "cheat"}}
 
@@ -93,36 +107,105 @@ def static(args):
     emit(args.out, rows, report)
 
 
-def compare(args):
-    rows, left_out = [], collections.Counter()
+def content_key(corpus, source, m):
+    with open(os.path.join(corpus, "samples", source, m["path"]), "rb") as f:
+        return (m["level"], m["problem"], hashlib.sha256(f.read()).hexdigest())
+
+
+def merge(args):
+    """Writes the merged tree (see the module's help) and returns nothing."""
+    unknown = set(args.sources) - set(VERSIONS)
+    if unknown:
+        sys.exit("unknown sources %s (known: %s)" % (sorted(unknown), " ".join(VERSIONS)))
+    into = os.path.abspath(args.into)
+    shutil.rmtree(into, ignore_errors=True)
+    mapping = []
+    for source in args.sources or list(VERSIONS):
+        version = VERSIONS[source]
+        rows = list(enumerate(manifest(args.corpus, source)))
+        rows.sort(key=lambda r: hashlib.sha256(r[1]["path"].encode()).hexdigest())
+        chosen = {}  # content key -> (row number, the first manifest row with that content)
+        for row, m in rows:
+            key = content_key(args.corpus, source, m)
+            if key not in chosen and (args.per_source is None or len(chosen) < args.per_source):
+                chosen[key] = (row, m)
+        for row, m in sorted(chosen.values(), key=lambda r: r[0]):
+            level = "%s-%s" % (TAGS[version], m["level"])
+            link = os.path.join(into, "problems", level)
+            if not os.path.islink(link):
+                os.makedirs(os.path.dirname(link), exist_ok=True)
+                os.symlink(os.path.abspath(os.path.join(args.corpus, version, m["level"])), link)
+            # Unique across sources and the same in every merge: the source's number, its row.
+            index = 100000 * sorted(VERSIONS).index(source) + row
+            rel = os.path.join(level, m["problem"], "sample_%d.py" % index)
+            dst = os.path.join(into, "samples", rel)
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            shutil.copyfile(os.path.join(args.corpus, "samples", source, m["path"]), dst)
+            mapping.append({"merged": rel, "source": source, "path": m["path"]})
+    with open(os.path.join(into, "map.jsonl"), "w") as f:
+        for r in mapping:
+            f.write(json.dumps(r) + "\n")
+    print("%d kernels in %s" % (len(mapping), into))
+
+
+def bench_records(args):
+    """{source: {sample path below samples/<source>/: bench record}} from the --bench folders."""
+    out = collections.defaultdict(dict)
+    merged = {}
+    if args.map:
+        with open(args.map) as f:
+            merged = {r["merged"]: r for r in map(json.loads, f) if r}
     for bench in args.bench:
-        for source in VERSIONS:
-            vpath = os.path.join(bench, source, "verdicts.jsonl")
-            if not os.path.exists(vpath):
+        folders = [bench] if merged else [os.path.join(bench, s) for s in VERSIONS]
+        for folder in folders:
+            # verdicts.partial.jsonl: what a bench that was killed outright had finished.
+            vpath = next((p for p in (os.path.join(folder, "verdicts.jsonl"),
+                                      os.path.join(folder, "verdicts.partial.jsonl"))
+                          if os.path.exists(p)), None)
+            if vpath is None:
                 continue
-            by_path = {}  # sample path below samples/<source>/ -> bench record
-            marker = "/samples/%s/" % source
             with open(vpath) as f:
                 for line in f:
                     v = json.loads(line)
                     path = os.path.normpath(v["sample"])
-                    by_path[path[path.rfind(marker) + len(marker):] if marker in path else path] = v
-            for m in manifest(args.corpus, source):
-                v = by_path.get(os.path.normpath(m["path"]))
-                if v is None:
-                    continue
-                want = recorded(m["recorded"])
-                status = v["verdict"]["status"]
-                if m["recorded"].get("environment_failure") or status == "infra_error":
-                    left_out["their machine" if m["recorded"].get("environment_failure")
-                             else "infra_error"] += 1
-                    continue
-                diags = v["verdict"].get("diagnostics", [])
-                rows.append({"source": source, "level": m["level"], "problem": m["problem"],
-                             "sample": m["sample"], "recorded": want, "status": status,
-                             "agrees": status in AGREES[want],
-                             "reason": next((d["code"] + ": " + d["message"] for d in diags
-                                             if d.get("severity") == "error"), "")})
+                    if merged:
+                        hit = merged.get(path[path.rfind("/samples/") + len("/samples/"):])
+                        if hit:
+                            out[hit["source"]][os.path.normpath(hit["path"])] = v
+                        continue
+                    source = os.path.basename(folder)
+                    marker = "/samples/%s/" % source
+                    out[source][path[path.rfind(marker) + len(marker):]
+                                if marker in path else path] = v
+    return out
+
+
+def compare(args):
+    rows, left_out = [], collections.Counter()
+    records = bench_records(args)
+    for source in VERSIONS:
+        # A verdict is the kernel's on its problem: every record of the same file shares it.
+        by_key = {}
+        for m in manifest(args.corpus, source):
+            v = records[source].get(os.path.normpath(m["path"]))
+            if v is not None:
+                by_key[content_key(args.corpus, source, m)] = v
+        for m in manifest(args.corpus, source):
+            v = by_key.get(content_key(args.corpus, source, m))
+            if v is None:
+                continue
+            want = recorded(m["recorded"])
+            status = v["verdict"]["status"]
+            if m["recorded"].get("environment_failure") or status == "infra_error":
+                left_out["their machine" if m["recorded"].get("environment_failure")
+                         else "infra_error"] += 1
+                continue
+            diags = v["verdict"].get("diagnostics", [])
+            rows.append({"source": source, "level": m["level"], "problem": m["problem"],
+                         "sample": m["sample"], "recorded": want, "status": status,
+                         "agrees": status in AGREES[want],
+                         "reason": next((d["code"] + ": " + d["message"] for d in diags
+                                         if d.get("severity") == "error"), "")})
     agree = sum(r["agrees"] for r in rows)
     report = ["# kforge vs recorded verdicts", "",
               "%d of %d samples agree (%.1f%%); left out: %s" % (
@@ -166,11 +249,17 @@ def main():
     s.add_argument("--policy", default="kernelbench", choices=["strict", "kernelbench"])
     c = sub.add_parser("compare")
     c.add_argument("--bench", action="append", required=True)
-    for p in (s, c):
+    c.add_argument("--map", help="map.jsonl of a merged run (merge)")
+    m = sub.add_parser("merge")
+    m.add_argument("--into", required=True)
+    m.add_argument("--per-source", type=int)
+    m.add_argument("sources", nargs="*", help="default: " + " ".join(VERSIONS))
+    for p in (s, c, m):
         p.add_argument("--corpus", default=os.path.join(ROOT, ".corpus"))
+    for p in (s, c):
         p.add_argument("--out", help="write OUT.md and OUT.jsonl too")
     args = ap.parse_args()
-    static(args) if args.mode == "static" else compare(args)
+    {"static": static, "compare": compare, "merge": merge}[args.mode](args)
 
 
 if __name__ == "__main__":
