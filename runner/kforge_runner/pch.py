@@ -265,8 +265,11 @@ def make(root, want):
 # --- used by the build worker ---------------------------------------------------------------
 
 def real_cxx():
-    """The compiler torch's builder would run without the wrapper: $CXX, else c++."""
-    return _original_cxx or os.environ.get("CXX", "c++")
+    """The compiler torch's builder would run without the wrapper: $CXX as it was before
+    configure() pointed it at the wrapper, else c++. A PCH maker is started by the worker after
+    that, with the wrapper as $CXX: it takes the worker's KFORGE_REAL_CXX (its environment is
+    the worker's, never the sandbox's)."""
+    return _original_cxx or os.environ.get("KFORGE_REAL_CXX") or os.environ.get("CXX", "c++")
 
 
 def configure(root, make_missing=False):

@@ -3,6 +3,7 @@
 include folder, so it needs no torch and takes seconds."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -118,6 +119,39 @@ class PchTest(unittest.TestCase):
         self.assertNotEqual(want3["key"], want1["key"])
         self.assertEqual(pch.after_build(d3, False), "missing")
         self.assertFalse(os.path.exists(os.path.join(self.root, want3["key"])))
+
+    def test_the_maker_started_by_a_configured_worker_makes_the_pch(self):
+        # As in the build worker: configure() points $CXX at the wrapper, torch's ninja file
+        # runs the wrapper, and the maker the worker starts inherits that environment. The maker
+        # must still recognise the real compiler (before, it compared the note's compiler with
+        # the wrapper, refused every note, and no build anywhere ever got a PCH).
+        saved = {k: os.environ.get(k) for k in ("CXX", "KFORGE_REAL_CXX", "KFORGE_PCH_WAIT_S")}
+        saved_original = pch._original_cxx
+        try:
+            os.environ["CXX"] = "g++"
+            pch._original_cxx = None
+            pch.configure(self.root, True)
+            wrapper = os.environ["CXX"]
+            self.assertNotEqual(os.path.realpath(wrapper), os.path.realpath(shutil.which("g++")))
+            d = os.path.join(self.tmp.name, "b1")
+            os.makedirs(d)
+            r = subprocess.run([wrapper] + self.main_args(d, "first_ext"), cwd=d,
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(os.path.join(d, pch.WANT_FILE)) as f:
+                key = json.load(f)["key"]
+            pch._original_cxx = None  # the maker is a fresh process: only its environment
+            self.assertEqual(self.make(d), ("missing", 1))
+            self.assertTrue(os.path.isfile(os.path.join(self.root, key, "torch",
+                                                        "extension.h.gch")),
+                            os.listdir(self.root))
+        finally:
+            pch._original_cxx = saved_original
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
 
     def test_a_note_from_the_sandbox_cannot_run_anything_outside_it(self):
         # The note is written inside the candidate's sandbox and the PCH is made outside it:
