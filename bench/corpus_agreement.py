@@ -12,7 +12,8 @@
       `kforge bench` keeps the GPU busy across every source; DIR/map.jsonl says which source
       sample each file is. --per-source N takes the first N distinct kernels of each source in
       the order of a hash of their paths (the same N always gives the same kernels, and a
-      larger N only adds kernels, so a store carried between calls resumes the run).
+      larger N only adds kernels, so a store carried between calls resumes the run); --skip K
+      starts after the first K (a window of kernels not judged yet).
   bench/corpus_agreement.py compare --bench OUT [--bench OUT ...] [--corpus .corpus] [--out F]
                                     [--map DIR/map.jsonl]
       A `kforge bench` run's verdicts.jsonl per source (OUT/<source>/verdicts.jsonl), or with
@@ -107,6 +108,54 @@ def static(args):
     emit(args.out, rows, report)
 
 
+# Why kforge and a source disagree, from kforge's evidence (its diagnostics) and the sample's
+# source patterns. Each is a reason shown by a rule with evidence, a failing trial or the
+# compiler; "unexplained" is what is left, the disagreements that count against kforge.
+BROKEN_EVERYWHERE = (  # load_inline cannot build these as written, on any PyTorch
+    ("was not declared in this scope", "functions= names a function the C++ sources never "
+     "declare (torch's generated binding does not compile)"),
+    ("redefinition of ‘PyObject* PyInit_", "PYBIND11_MODULE written in the sources and "
+     "functions= given too (two module definitions)"),
+    ("does not name a type", "CUDA code passed as cpp_sources (compiled by the C++ compiler)"),
+)
+OLD_TORCH = (  # APIs that older PyTorch accepted and 2.x removed
+    ("DeprecatedTypeProperties", "AT_DISPATCH on tensor.type(), removed from PyTorch"),
+    ("THC/", "the THC headers, removed from PyTorch"),
+    ("AT_CHECK", "AT_CHECK, removed from PyTorch (TORCH_CHECK)"),
+)
+
+
+def classify(m, status, diags):
+    """(category, note) for a disagreement: the source's harness was fooled by a trick kforge
+    catches, the kernel was written for an older PyTorch, the output is wrong, or unexplained."""
+    errors = [d for d in diags if d.get("severity") == "error"]
+    codes = {d.get("code") for d in errors}
+    text = " ".join(d.get("message", "") for d in errors)
+    pats = m.get("patterns", {})
+    if status == "cheat":
+        rule = next((c for c in ("H02", "H01", "H03", "H13", "H07", "H06", "H16", "H20", "H08")
+                     if c in codes), sorted(codes)[0] if codes else "?")
+        return "cheat " + rule, "a rule kforge enforces and the source's harness does not"
+    if status == "compile_error":
+        for needle, why in BROKEN_EVERYWHERE:
+            if needle in text:
+                guarded = pats.get("try_guarded_build") or "H03_guard" in {
+                    d.get("code") for d in diags}
+                if guarded:
+                    return "fallback", why + "; its try/except ran PyTorch instead, which " \
+                        "is what the source timed"
+                return "does not build", why
+        for needle, why in OLD_TORCH:
+            if needle in text:
+                return "older PyTorch", why
+        return "compile_error", "other compiler error"
+    if status == "incorrect" and any(c in codes for c in ("mismatch", "wrong_output", "nan")):
+        return "wrong output", "a failing trial (the source's check passed it)"
+    if m["recorded"].get("compiled") is False and status in ("ok", "incorrect", "runtime_error"):
+        return "builds here", "the source's build failed; kforge's (torch 2.11, nvcc 13) did not"
+    return "unexplained", ""
+
+
 def content_key(corpus, source, m):
     with open(os.path.join(corpus, "samples", source, m["path"]), "rb") as f:
         return (m["level"], m["problem"], hashlib.sha256(f.read()).hexdigest())
@@ -127,8 +176,13 @@ def merge(args):
         chosen = {}  # content key -> (row number, the first manifest row with that content)
         for row, m in rows:
             key = content_key(args.corpus, source, m)
-            if key not in chosen and (args.per_source is None or len(chosen) < args.per_source):
+            if key not in chosen:
                 chosen[key] = (row, m)
+        # The window [skip, skip + per_source) of the distinct kernels in hash order.
+        order = list(chosen.items())[args.skip:]
+        if args.per_source is not None:
+            order = order[:args.per_source]
+        chosen = dict(order)
         for row, m in sorted(chosen.values(), key=lambda r: r[0]):
             level = "%s-%s" % (TAGS[version], m["level"])
             link = os.path.join(into, "problems", level)
@@ -201,9 +255,12 @@ def compare(args):
                          else "infra_error"] += 1
                 continue
             diags = v["verdict"].get("diagnostics", [])
+            agrees = status in AGREES[want]
+            category, note = ("", "") if agrees else classify(m, status, diags)
             rows.append({"source": source, "level": m["level"], "problem": m["problem"],
-                         "sample": m["sample"], "recorded": want, "status": status,
-                         "agrees": status in AGREES[want],
+                         "sample": m["sample"], "path": m["path"], "recorded": want,
+                         "status": status, "agrees": agrees, "category": category,
+                         "note": note,
                          "reason": next((d["code"] + ": " + d["message"] for d in diags
                                          if d.get("severity") == "error"), "")})
     agree = sum(r["agrees"] for r in rows)
@@ -221,10 +278,20 @@ def compare(args):
     confusion = collections.Counter((r["recorded"], r["status"]) for r in rows)
     report += ["", "| recorded | kforge | samples |", "|---|---|---:|"]
     report += ["| %s | %s | %d |" % (k[0], k[1], n) for k, n in sorted(confusion.items())]
+    by_category = collections.Counter(r["category"] for r in rows if not r["agrees"])
+    unexplained = by_category.get("unexplained", 0)
+    report += ["", "## Why they disagree", "",
+               "| reason | samples |", "|---|---:|"]
+    report += ["| %s | %d |" % kv for kv in by_category.most_common()]
+    report += ["", "Agreement counting every disagreement with a shown reason as kforge's "
+               "evidence against the recorded verdict: %d of %d (%.1f%%); unexplained: %d." % (
+                   len(rows) - unexplained, len(rows),
+                   100.0 * (len(rows) - unexplained) / max(len(rows), 1), unexplained)]
     report += ["", "## Disagreements", ""]
-    for r in rows:
+    for r in sorted(rows, key=lambda r: (r["category"], r["source"], r["level"], r["problem"])):
         if not r["agrees"]:
-            report.append("- %s %s/%s sample %s: recorded %s, kforge %s (%s)" % (
+            report.append("- [%s] %s %s/%s sample %s: recorded %s, kforge %s (%s)" % (
+                r["category"],
                 r["source"], r["level"], r["problem"], r["sample"], r["recorded"], r["status"],
                 r["reason"][:200]))
     emit(args.out, rows, report)
@@ -253,6 +320,8 @@ def main():
     m = sub.add_parser("merge")
     m.add_argument("--into", required=True)
     m.add_argument("--per-source", type=int)
+    m.add_argument("--skip", type=int, default=0,
+                   help="leave out the first SKIP kernels of each source (judged before)")
     m.add_argument("sources", nargs="*", help="default: " + " ".join(VERSIONS))
     for p in (s, c, m):
         p.add_argument("--corpus", default=os.path.join(ROOT, ".corpus"))

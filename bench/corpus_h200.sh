@@ -17,7 +17,8 @@
 # Environment: KFORGE (default .devbin/kforge), CORPUS (.corpus), LIMIT (seconds the bench may
 # take new samples, default 480), PER_SOURCE (N: the first N distinct kernels of each source in
 # a fixed hash order, then N + STEP, ... while time is left; default all at once), STEP
-# (default N), DEADLINE (seconds after which a running bench is ended, default LIMIT + 90),
+# (default N), SKIP (K: leave out each source's first K kernels, e.g. those an earlier store
+# holds under an older verdict format), DEADLINE (seconds after which a running bench is ended, default LIMIT + 90),
 # FLAGS (the bench's
 # evaluation flags; default no baselines and a 500 ms timing budget: agreement is about
 # correctness, not speed) and EXTRA (more bench flags, e.g. "--trials 3").
@@ -47,7 +48,7 @@ while :; do
   left=$((limit - (SECONDS - start)))
   [ $left -ge 60 ] || break
   python3 "$root/bench/corpus_agreement.py" merge --corpus "$corpus" --into "$merged" \
-    ${n:+--per-source "$n"} "$@" >> "$out/machine.txt" || exit 1
+    ${n:+--per-source "$n"} --skip "${SKIP:-0}" "$@" >> "$out/machine.txt" || exit 1
   problems=()
   for d in "$merged"/problems/*; do problems+=(--problems "$d"); done
   # KernelBench's acceptance: its policy, and the 1e-2 tolerances its harness used.

@@ -130,10 +130,13 @@ class PythonRules {
           ib && ib.code != std::string("H13")) {
         return;
       }
-      if (BuildEnvironmentWrite(i, end) || LocalDirectory(canon, end) || AutocastOff(canon, end)) {
+      if (BuildEnvironmentWrite(i, end) || FolderNotProvablyOutside(canon, end) ||
+          AutocastOff(canon, end)) {
         return;
       }
       if (Banned b = BannedPythonPath(canon, ctx_.opt().fp32_problem)) {
+        // `x.dtype == torch.float16` asks what a tensor is; it computes nothing in half.
+        if (b.code == std::string("H13") && Compared(i, end)) return;
         Flag(b.code, tk, "using " + chain + " (" + b.what + ") is not allowed");
         return;
       }
@@ -180,17 +183,40 @@ class PythonRules {
     return kBuild.count(extract::DecodeStringLiteral(t_[end + 1].text).value) > 0;
   }
 
-  // `os.makedirs("build", ...)` / `os.mkdir(...)` of a literal relative path without "..":
-  // inside the candidate's own folder (its working directory) whatever it names.
-  bool LocalDirectory(const std::string& canon, int end) const {
-    if ((canon != "os.makedirs" && canon != "os.mkdir") || end + 2 >= static_cast<int>(t_.size()) ||
-        !IsOp(t_[end], "(") || t_[end + 1].kind != TokenKind::kString ||
+  // `os.makedirs(PATH, ...)` / `os.mkdir(PATH)`: the source proves an escape only when PATH is a
+  // literal outside the candidate's folder (absolute, ~ or ".."). A relative literal is inside
+  // it; a computed path (CUDA-L1's `os.path.join(os.path.dirname(__file__), "build")`) is
+  // left to the sandbox, which decides where a folder may be made.
+  bool FolderNotProvablyOutside(const std::string& canon, int end) const {
+    if (canon != "os.makedirs" && canon != "os.mkdir") return false;
+    if (end + 2 >= static_cast<int>(t_.size()) || !IsOp(t_[end], "(")) return false;
+    if (t_[end + 1].kind != TokenKind::kString ||
         !(IsOp(t_[end + 2], ",") || IsOp(t_[end + 2], ")"))) {
-      return false;
+      return true;
     }
     const std::string path = extract::DecodeStringLiteral(t_[end + 1].text).value;
     return !path.empty() && path[0] != '/' && path[0] != '~' &&
            path.find("..") == std::string::npos;
+  }
+
+  // Whether the name at tokens [i, end) is an operand of a comparison: `x == NAME`,
+  // `NAME != x`, `x is NAME`, `x in (NAME, ...)`.
+  bool Compared(int i, int end) const {
+    auto comparison = [&](int k) {
+      if (k < 0 || k >= static_cast<int>(t_.size())) return false;
+      const Token& tk = t_[k];
+      return IsOp(tk, "==") || IsOp(tk, "!=") || IsKeyword(tk, "is") || IsKeyword(tk, "in");
+    };
+    if (comparison(i - 1) || comparison(end)) return true;
+    // An element of a tuple, list or set that is itself compared: walk out to its bracket.
+    int k = i - 1;
+    while (k >= 0 && (IsOp(t_[k], ",") || t_[k].kind == TokenKind::kName ||
+                      IsOp(t_[k], "."))) {
+      --k;
+    }
+    if (k < 0 || !(IsOp(t_[k], "(") || IsOp(t_[k], "[") || IsOp(t_[k], "{"))) return false;
+    const int close = ctx_.m().partner[k];
+    return close > k && (comparison(k - 1) || comparison(close + 1));
   }
 
   // `autocast(enabled=False)` (a call or a decorator) turns autocast off: the opposite of H13.

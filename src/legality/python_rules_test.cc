@@ -86,10 +86,12 @@ TEST(PythonRulesTest, SettingsThatAreNotPatches) {
   EXPECT_EQ(Findings("import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = '9.0'\n"), "");
   EXPECT_NE(Findings("import os\nos.environ['NVIDIA_TF32_OVERRIDE'] = '1'\n"), "");
   EXPECT_EQ(Findings("import os\narch = os.environ['TORCH_CUDA_ARCH_LIST']\n"), "H15:10");
-  // A literal relative folder is inside the candidate's own; anything else is an escape.
+  // A literal relative folder is inside the candidate's own, a literal outside it is an
+  // escape, and a computed path is left to the sandbox (it decides by what runs).
   EXPECT_EQ(Findings("import os\nos.makedirs('cuda_extensions', exist_ok=True)\n"), "");
-  EXPECT_EQ(Findings("import os\nos.makedirs('/tmp/x')\nos.mkdir('../up')\nos.makedirs(d)\n"),
-            "H20:10 H20:11 H20:12");
+  EXPECT_EQ(Findings("import os\nos.makedirs('/tmp/x')\nos.mkdir('../up')\nos.makedirs(d)\n"
+                     "os.makedirs(os.path.join(os.path.dirname(__file__), 'b'), exist_ok=True)\n"),
+            "H20:10 H20:11");
 }
 
 TEST(PythonRulesTest, DynamicLookupsOnTorch) {
@@ -122,6 +124,16 @@ TEST(PythonRulesTest, PrecisionDowngrade) {
                      "    pass\n"),
             "H13:9");
   EXPECT_EQ(Findings(WithForward("        return ext.f(x.to(dtype='float16'))\n")), "H13:13");
+  // Asking what a tensor is computes nothing in half precision (CUDA-L1's matmuls pick their
+  // kernel this way); a cast beside such a test is still found.
+  EXPECT_EQ(Findings("def f(x):\n"
+                     "    if x.dtype == torch.float16 or torch.bfloat16 is x.dtype:\n"
+                     "        return 1\n"
+                     "    if x.dtype in (torch.float16, torch.bfloat16):\n"
+                     "        return 2\n"
+                     "    if x.dtype not in [torch.half]:\n"
+                     "        return x.to(torch.float16)\n"),
+            "H13:15");
   LegalityOptions half_problem;
   half_problem.fp32_problem = false;
   EXPECT_EQ(Findings(WithForward("        return ext.f(x.half())\n"), half_problem), "");
