@@ -12,7 +12,12 @@ import torch
 
 
 class ExtensionProxy:
-    """Stands in for an extension module: counts calls, and in ablation mode poisons results."""
+    """Stands in for an extension module: counts calls, and in ablation mode makes its functions
+    no-ops. A function that returned something is called and its tensors come back as NaN; one
+    that returned nothing in the calls before (it writes its answer into a tensor it was
+    handed, `f(x, w, out)`) is not called at all, so what it would have written stays the
+    allocator's poison. Either way the answer may only stay correct if the work is done
+    elsewhere."""
 
     def __init__(self, module, state):
         object.__setattr__(self, "_module", module)
@@ -26,9 +31,16 @@ class ExtensionProxy:
 
         def call(*args, **kwargs):
             state["calls"] += 1
+            void = state.setdefault("void", set())
+            if state["ablate"] and name in void:
+                return None
             out = value(*args, **kwargs)
             if state["ablate"]:
-                out = _poison_like(out)
+                return _poison_like(out)
+            if out is None:
+                void.add(name)
+            else:
+                void.discard(name)
             return out
         call.__name__ = name
         call.__doc__ = getattr(value, "__doc__", None)

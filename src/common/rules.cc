@@ -16,8 +16,9 @@ const std::vector<Rule>& Rules() {
        "your kernel instead of calling the layer."},
       {"H02", "decoy-kernel",
        "a kernel is built, maybe launched on nothing, while the answer is computed elsewhere",
-       "run time: the candidate's extension must be called during forward, and with its results "
-       "replaced by NaN (the ablation call) the answer must be wrong",
+       "run time: the candidate's extension must be called during forward, and with it made a "
+       "no-op (the ablation call: tensor results NaN, functions that return nothing skipped) the "
+       "answer must be wrong",
        "Compute the output in the kernels you built with load_inline, not beside them."},
       {"H03", "try-fallback",
        "the kernel fails on purpose and an except/finally branch computes the answer another way",

@@ -438,8 +438,9 @@ bool CandidateRun::Ablate() {
     out_.outcome = Outcome::kCheat;
     out_.diagnostics.push_back(
         Diag("runtime", "H02",
-             "the answer stayed correct with every result of the candidate's extension replaced by "
-             "NaN: the work is done elsewhere",
+             "the answer stayed correct with the candidate's extension made a no-op (its tensor "
+             "results NaN, its functions that return nothing not called): the work is done "
+             "elsewhere",
              0, "Compute the output in your own kernels, not beside them."));
     Stop();
     return false;

@@ -84,5 +84,53 @@ class ProfileTest(unittest.TestCase):
         self.assertEqual(facts["aten"], [])
 
 
+class FakeExtension:
+    """An extension with the two calling conventions model-written kernels use."""
+
+    def __init__(self):
+        self.writes = 0
+
+    def relu_out(self, x, out):  # writes its answer into a tensor it is handed
+        self.writes += 1
+        out.copy_(torch.relu(x))
+
+    def relu(self, x):  # returns its answer
+        return torch.relu(x)
+
+
+class AblationTest(unittest.TestCase):
+    def setUp(self):
+        self.ext = FakeExtension()
+        self.state = {"calls": 0, "ablate": False}
+        self.proxy = guard.ExtensionProxy(self.ext, self.state)
+        self.x = torch.randn(64)
+
+    def test_a_function_that_returns_nothing_is_skipped(self):
+        out = torch.full((64,), 7.0)
+        self.assertIsNone(self.proxy.relu_out(self.x, out))
+        self.assertTrue(torch.equal(out, torch.relu(self.x)))
+        self.state["ablate"] = True
+        poison = torch.full((64,), 7.0)
+        self.assertIsNone(self.proxy.relu_out(self.x, poison))
+        # Not called: what it writes stays what was there (the allocator's poison), so an
+        # honest out-parameter kernel makes the ablated answer wrong (before, it ran and the
+        # answer stayed right: a false H02).
+        self.assertEqual(self.ext.writes, 1)
+        self.assertTrue(torch.equal(poison, torch.full((64,), 7.0)))
+        self.assertEqual(self.state["calls"], 2)
+
+    def test_tensor_results_come_back_as_nan(self):
+        self.assertTrue(torch.equal(self.proxy.relu(self.x), torch.relu(self.x)))
+        self.state["ablate"] = True
+        self.assertTrue(torch.isnan(self.proxy.relu(self.x)).all())
+
+    def test_never_seen_returning_nothing_is_called(self):
+        # Only what earlier calls showed is skipped: a first call in ablation mode runs.
+        self.state["ablate"] = True
+        out = torch.zeros(64)
+        self.proxy.relu_out(self.x, out)
+        self.assertEqual(self.ext.writes, 1)
+
+
 if __name__ == "__main__":
     unittest.main()
