@@ -18,6 +18,7 @@ from .common import Perturber, as_list, device_sync, load_extension, redirect_ou
 
 native = None
 CANDIDATE_FILE = "candidate.py"
+PROBLEM_FILE = "problem.py"  # the problem module's code, run first in the same namespace
 
 
 def preload_native(path, module_name):
@@ -163,6 +164,7 @@ class Host:
         module = type(sys)("candidate")
         module.__file__ = CANDIDATE_FILE
         sys.modules["candidate"] = module
+        self._problem_names(msg.get("problem_code") or "", module.__dict__)
         exec(compiled, module.__dict__)
         cls = module.__dict__.get("ModelNew")
         if not isinstance(cls, type):
@@ -176,6 +178,22 @@ class Host:
         self.model = model
         device_sync(self.device)
         return {"ok": True, "sandbox": self.sandbox}
+
+    @staticmethod
+    def _problem_names(source, namespace):
+        """The problem module's names, before the candidate's own: KernelBench's harness execs
+        the problem and the candidate into one dict, so model-written candidates use the
+        problem's constants (batch_size, ...) without defining them. Problem code is trusted;
+        it runs here inside the candidate's sandbox, never with the expected outputs. A problem
+        that does not run here adds nothing, and the candidate is judged on its own names."""
+        if not source:
+            return
+        names = {"__name__": "problem"}
+        try:
+            exec(compile(source, PROBLEM_FILE, "exec", dont_inherit=True), names)
+        except Exception:  # noqa: BLE001 - the candidate must not fail for the problem's sake
+            return
+        namespace.update({k: v for k, v in names.items() if not k.startswith("__")})
 
     def _open(self, name, desc):
         got = self.opened.get(name)

@@ -58,6 +58,9 @@ Result<execute::ProblemInfo> Evaluator::Impl::Problem(LaneState& ls, const std::
   uint64_t init_seed = std::stoull(hash.substr(0, 12), nullptr, 16);
   auto p = ls.lane->LoadProblem(hash.substr(0, 16), path, init_seed, trusted);
   if (!p.ok()) return p.status();
+  auto source = ReadFile(path);
+  if (!source.ok()) return source.status();
+  p->source = std::move(*source);
   ls.problems[hash] = *p;
   return *p;
 }

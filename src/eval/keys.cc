@@ -14,8 +14,10 @@ namespace {
 
 // Bumped whenever the way a verdict is reached changes without an option changing (a new
 // rule, another trial plan): verdicts stored by older kforge are then not handed back.
-constexpr int kVerdictFormat = 4;  // 3: H03 and kernel-source H13 decided by what runs;
-                                   // 4: dtype comparisons and computed mkdir paths too
+constexpr int kVerdictFormat = 5;  // 3: H03 and kernel-source H13 decided by what runs;
+                                   // 4: dtype comparisons and computed mkdir paths too;
+                                   // 5: void functions skipped in the ablation (H02), the
+                                   //    candidate run in the problem's namespace
 
 json ToleranceJson(const std::map<std::string, double>& m) {
   json j = json::object();

@@ -53,6 +53,10 @@ struct ProblemInfo {
   // Other sizes the problem declares valid (KFORGE_SHAPE_VARIANTS): one trial each (H19).
   nlohmann::json shape_variants = nlohmann::json::array();
   MemoryFacts memory;  // sizes and free device memory, for the timing rotation (FitTimingPool)
+  // The problem file's text. The candidate module runs in a namespace that already holds the
+  // problem module's names, as KernelBench's harness execs both into one dict: model-written
+  // candidates use the problem's constants (batch_size, ...) without defining them.
+  std::string source;
 };
 
 // How the lane asks for a load_inline extension the candidate requests at run time.

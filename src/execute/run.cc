@@ -291,6 +291,7 @@ bool CandidateRun::Infra(const std::string& message) {
 bool CandidateRun::Load(const ProblemInfo& problem, const std::string& code) {
   json msg = {{"op", "load"},
               {"code", code},
+              {"problem_code", problem.source},
               {"init_inputs", problem.init_inputs},
               {"init_seed", init_seed_},
               {"poison", problem.outputs}};
