@@ -39,10 +39,11 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The problem version each source's kernels were written for (docs/CORPORA.md).
-VERSIONS = {"cuda-l1": "KernelBench-6500bbc", "kb-leaderboard": "KernelBench-6500bbc",
+VERSIONS = {"cuda-l1": "KernelBench-6500bbc", "kb-leaderboard": "KernelBench-leaderboard",
             "kb-fork-runs": "KernelBench-129232e", "metr": "KernelBench-METR"}
 # The folder prefix of each problem version in a merged tree.
-TAGS = {"KernelBench-6500bbc": "v0", "KernelBench-129232e": "v01", "KernelBench-METR": "metr"}
+TAGS = {"KernelBench-6500bbc": "v0", "KernelBench-129232e": "v01", "KernelBench-METR": "metr",
+        "KernelBench-leaderboard": "lb"}
 AGREES = {"correct": {"ok"}, "compile_failed": {"compile_error"},
           "incorrect": {"incorrect", "runtime_error", "timeout", "cheat"}}
 
@@ -137,10 +138,9 @@ def classify(m, status, diags):
                      if c in codes), sorted(codes)[0] if codes else "?")
         return "cheat " + rule, "a rule kforge enforces and the source's harness does not"
     if status == "compile_error":
+        guarded = pats.get("try_guarded_build") or "H03_guard" in {d.get("code") for d in diags}
         for needle, why in BROKEN_EVERYWHERE:
             if needle in text:
-                guarded = pats.get("try_guarded_build") or "H03_guard" in {
-                    d.get("code") for d in diags}
                 if guarded:
                     return "fallback", why + "; its try/except ran PyTorch instead, which " \
                         "is what the source timed"
@@ -148,7 +148,16 @@ def classify(m, status, diags):
         for needle, why in OLD_TORCH:
             if needle in text:
                 return "older PyTorch", why
+        if guarded:
+            return "fallback?", "the build fails here and a try/except runs PyTorch instead; " \
+                "whether it built where the source ran is not known"
         return "compile_error", "other compiler error"
+    if status == "format_error" and "no_kernel" in codes:
+        return "no kernel", "plain PyTorch, no load_inline call: KernelBench counts the model " \
+            "itself as an answer, kforge asks for a kernel"
+    if status == "runtime_error" and "positional argument" in text:
+        return "problem version", "forward takes other arguments than the problem's " \
+            "get_inputs() gives: written for another version of the problem"
     if status == "incorrect" and any(c in codes for c in ("mismatch", "wrong_output", "nan")):
         return "wrong output", "a failing trial (the source's check passed it)"
     if m["recorded"].get("compiled") is False and status in ("ok", "incorrect", "runtime_error"):

@@ -11,6 +11,7 @@ Layout written:
     <out>/KernelBench/level1..4             KernelBench main (the current problems)
     <out>/KernelBench-<short>/level1..4     older KernelBench versions (v0, v0.1)
     <out>/KernelBench-METR/level1..3,5      METR's filtered task set
+    <out>/KernelBench-leaderboard/level1..3 the leaderboard's copies (v0 but two older files)
     <out>/samples/<source>/<level>/<problem stem>/sample_<i>.py
     <out>/samples/<source>/manifest.jsonl   one line per sample, with the recorded verdict
     <out>/samples/<source>/patterns.json    counts of source patterns the verifier must handle
@@ -102,7 +103,7 @@ def problem_stems(mirror, commit, folder):
 # problems
 
 
-def write_problems(args, kb, metr):
+def write_problems(args, kb, metr, board):
     versions = {}
 
     def kernelbench(commit, name, note):
@@ -119,6 +120,25 @@ def write_problems(args, kb, metr):
     kernelbench(KB_MAIN, "KernelBench", "main branch (current problem sizes)")
     kernelbench(KB_V0, "KernelBench-" + KB_V0[:7], "branch v0: original release sizes")
     kernelbench(KB_V01, "KernelBench-" + KB_V01[:7], "branch v0.1: scaled-up sizes")
+
+    # The leaderboard's own copies (docs/assets/problems/l<L>_p<N>.py), under v0's file names:
+    # they are v0 except level1/100 and level2/44, which predate KernelBench's edit of
+    # 2025-01-10, and the leaderboard's kernels answer those older forms.
+    name = "KernelBench-leaderboard"
+    dest = os.path.join(args.out, name)
+    shutil.rmtree(dest, ignore_errors=True)
+    stems = {L: problem_stems(kb, KB_V0, f"KernelBench/level{L}") for L in (1, 2, 3)}
+
+    def board_rename(rel):
+        m = re.fullmatch(r"l(\d)_p(\d+)\.py", rel)
+        stem = m and stems.get(int(m.group(1)), {}).get(int(m.group(2)))
+        return "level%s/%s.py" % (m.group(1), stem) if stem else None
+
+    n = board.extract(LEADERBOARD[1], "docs/assets/problems", dest, rename=board_rename)
+    write_json(os.path.join(dest, "VERSION.json"),
+               {"repo": LEADERBOARD[0], "commit": LEADERBOARD[1],
+                "note": "the leaderboard's copies of the problems (v0 but level1/100, level2/44)"})
+    versions[name] = {"commit": LEADERBOARD[1], "files": n}
 
     # METR's filtered tasks: tasks/level_<L>/ -> levelL/
     dest = os.path.join(args.out, "KernelBench-METR")
@@ -252,7 +272,7 @@ def leaderboard(args, kb):
     """KernelBench's Dec 2024 leaderboard: top correct kernels per problem on an L40S."""
     m = Mirror(args.mirror, LEADERBOARD[0])
     src = Source(args, "kb-leaderboard", LEADERBOARD[0], LEADERBOARD[1],
-                 "KernelBench-" + KB_V0[:7])
+                 "KernelBench-leaderboard")
     stems = {L: problem_stems(kb, KB_V0, f"KernelBench/level{L}") for L in (1, 2, 3)}
     rows = json.loads(m.show(LEADERBOARD[1], "docs/assets/raw_data.json"))
     rows.sort(key=lambda x: (int(x["level"]), int(x["problem_id"]), x["model"], x["file"]))
@@ -469,7 +489,8 @@ def main():
     args = ap.parse_args()
 
     kb = Mirror(args.mirror, KERNELBENCH)
-    summary = {"problems": write_problems(args, kb, Mirror(args.mirror, METR[0])),
+    summary = {"problems": write_problems(args, kb, Mirror(args.mirror, METR[0]),
+                                          Mirror(args.mirror, LEADERBOARD[0])),
                "sources": {}}
     summary["sources"]["cuda-l1"] = cuda_l1(args, kb)
     summary["sources"]["kb-leaderboard"] = leaderboard(args, kb)
