@@ -179,4 +179,14 @@ class Pipeline {
   std::unique_ptr<Impl> impl_;
 };
 
+// How a command starts the engine: an Evaluator made from `opt` (lanes started, store opened),
+// owned by a new Pipeline.
+Result<std::unique_ptr<Pipeline>> MakePipeline(const eval::EvalOptions& opt, PipelineOptions po);
+
+// The options of a command that evaluates what it is given, in that order (`eval`,
+// `feasibility`): one build thread, so builds follow the order of the candidates (a later one
+// finds an earlier one's extension in the cache) while earlier ones run; no stored verdicts;
+// no warming of problems ahead.
+PipelineOptions InOrder();
+
 }  // namespace kf::pipeline
