@@ -6,11 +6,9 @@ namespace kf::queue {
 
 Step StepAfter(const Verdict& v, pipeline::Outcome how) {
   if (how == pipeline::Outcome::kBuilt) return Step::kForward;
-  if (v.status != VerdictStatus::kInfraError) return Step::kPublish;
-  for (const auto& d : v.diagnostics) {
-    if (d.code == pipeline::kCancelledCode) return Step::kRelease;
-  }
-  return Step::kLeavePending;
+  if (pipeline::IsCancelled(v)) return Step::kRelease;
+  if (v.status == VerdictStatus::kInfraError) return Step::kLeavePending;
+  return Step::kPublish;
 }
 
 std::optional<Verdict> Mismatch(const WorkerOptions& opt, const std::string& worker,
