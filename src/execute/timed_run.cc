@@ -32,7 +32,7 @@ bool CandidateRun::Time() {
   int next_first = 0, last_iters = 0;
   // What the host's threads did meanwhile, from /proc: the main thread's waits for a CPU in
   // the bounded batches (`waited`), and every thread's CPU over the whole span (`span0`).
-  const pid_t host = HostOf(proc_.pid);
+  const pid_t host = HostOf(proc_.pid());
   const HostTimes span0 = ReadHostTimes(host);
   const auto timing_start = Clock::now();
   HostTimes waited;
