@@ -5,7 +5,8 @@ light_headers.py: the first `#include <torch/extension.h>` becomes `#include <to
 with the same command line, in the same folder, from the same file name, and compares the
 device code of the two objects. Also prints nvcc's CPU seconds both ways.
 
-  bench/sass_identity.py [--method auto|sass|cubin] [--json OUT] PATH...
+  bench/sass_identity.py [--method auto|sass|cubin] [--jobs N] [--json OUT] PATH...
+  bench/sass_identity.py --pairs BUILD_CPU.json [--json OUT]
 
 PATH is a kforge build artifact (CACHE/artifacts/<key>/, where torch's builder left build.ninja
 and cuda.cu: the command line is build.ninja's), a folder of them (CACHE/artifacts), a
@@ -23,6 +24,10 @@ Methods:
 The CPU seconds are nvcc's whole compile with sass (host code too), the device side alone with
 cubin.
 
+--pairs compares the objects bench/build_cpu.py --keep DIR --out BUILD_CPU.json left: each
+candidate's cuda.cuda.o built as written and with --light-headers by kforge's own build worker
+(where the light build was used), with cuobjdump -sass; nothing is compiled again.
+
 It compares the rewrite itself, without the worker's check of the macros the sources test: it is
 stricter than what kforge builds. Host code is not compared (other headers, other inline
 functions); verdicts cover it (the CUDA examples and red team with and without the flag).
@@ -33,7 +38,7 @@ import argparse
 import json
 import os
 import re
-import resource
+import concurrent.futures
 import shlex
 import shutil
 import struct
@@ -106,12 +111,15 @@ def units(paths, nvcc, flags, kforge="", work=""):
 
 
 def run_cpu(cmd, cwd):
-    """Runs `cmd`; (exit status, output, CPU seconds of it and its children)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return r.returncode, r.stdout + r.stderr, cpu
+    """Runs `cmd`; (exit status, output, CPU seconds of it and its children). wait4 on the one
+    process, so that units compiled at the same time (--jobs) are each counted alone."""
+    with tempfile.TemporaryFile() as out:
+        p = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        text = out.read().decode(errors="replace")
+    return p.returncode, text, usage.ru_utime + usage.ru_stime
 
 
 # --- SASS text (cuobjdump) ------------------------------------------------------------------
@@ -270,6 +278,32 @@ def compare(name, cu, pre, post, method, cuobjdump, keep, object_cpu=False):
         shutil.rmtree(work, ignore_errors=True)
 
 
+def compare_pairs(path, cuobjdump):
+    """Rows for bench/build_cpu.py's kept builds: cuda.cuda.o as written against light."""
+    with open(path) as f:
+        builds = json.load(f)["builds"]
+    rows = []
+    for b in builds:
+        row = {"unit": b["candidate"]}
+        if b.get("light_headers") != "used":
+            row["result"] = b.get("light_headers", "unchanged")
+            rows.append(row)
+            continue
+        objs = [os.path.join(b[k], "cuda.cuda.o") for k in ("plain_dir", "light_dir")]
+        if not all(os.path.isfile(o) for o in objs):
+            row.update(result="error", message="no cuda.cuda.o in %s" % " or ".join(objs))
+            rows.append(row)
+            continue
+        a, c = sass_of(cuobjdump, objs[0]), sass_of(cuobjdump, objs[1])
+        differ = sorted(k for k in set(a) | set(c) if a.get(k) != c.get(k))
+        row.update(result="differs" if differ else ("identical" if a else "no_device_code"),
+                   functions=len(a), cpu_s_as_written=b["cpu_s"], cpu_s_light=b["light_cpu_s"])
+        if differ:
+            row["differing"] = differ[:20]
+        rows.append(row)
+    return rows
+
+
 def find_cuobjdump(nvcc):
     beside = os.path.join(os.path.dirname(shutil.which(nvcc) or nvcc), "cuobjdump")
     return beside if os.access(beside, os.X_OK) else shutil.which("cuobjdump")
@@ -277,13 +311,15 @@ def find_cuobjdump(nvcc):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("paths", nargs="+")
+    ap.add_argument("paths", nargs="*")
+    ap.add_argument("--pairs", default="", help="bench/build_cpu.py's --out JSON of a run with --keep")
     ap.add_argument("--method", choices=["auto", "sass", "cubin"], default="auto")
     ap.add_argument("--nvcc", default=shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc",
                     help="nvcc for standalone .cu files (artifacts use build.ninja's)")
     ap.add_argument("--nvcc-flags", default=DEFAULT_FLAGS, help="for standalone .cu files")
     ap.add_argument("--json", default="", help="write the rows here too")
     ap.add_argument("--keep", default="", help="copy each unit's objects and logs here")
+    ap.add_argument("--jobs", type=int, default=1, help="units compiled at the same time")
     ap.add_argument("--object-cpu", action="store_true",
                     help="with cubin: also compile each unit to an object both ways, for nvcc's "
                          "whole CPU time (host code included)")
@@ -296,27 +332,41 @@ def main(argv=None):
         method = "sass" if cuobjdump else "cubin"
     if method == "sass" and not cuobjdump:
         sys.exit("cuobjdump not found (beside %s or on PATH); use --method cubin" % a.nvcc)
-    work = tempfile.mkdtemp(prefix="kforge-sass-units-")
-    todo = units(a.paths, a.nvcc, a.nvcc_flags, a.kforge, work)
-    if not todo:
-        sys.exit("no CUDA translation unit found in " + " ".join(a.paths))
     print("method: %s%s" % (method, " (%s)" % cuobjdump if method == "sass" else ""), flush=True)
-    rows = []
-    for name, cu, pre, post in todo:
-        row = compare(name, cu, pre, post, method, cuobjdump, a.keep, a.object_cpu)
-        rows.append(row)
-        cpu = ""
-        if "cpu_s_light" in row:
-            cpu = "  %s %.1f -> %.1f CPU-s" % ("nvcc" if method == "sass" else "nvcc -cubin (device side)",
-                                             row["cpu_s_as_written"], row["cpu_s_light"])
-        print("%-10s %s%s" % (row["result"], name, cpu), flush=True)
-        for k in row.get("differing", [])[:5]:
-            print("           differs: " + k)
-        if "cpu_s_object_light" in row:
-            print("           nvcc -c %.1f -> %.1f CPU-s" % (row["cpu_s_object_as_written"],
-                                                          row["cpu_s_object_light"]))
-        if row["result"] in ("error", "fell_back"):
-            print("           " + row["message"].splitlines()[-1][:200] if row["message"] else "")
+    work = tempfile.mkdtemp(prefix="kforge-sass-units-")
+    if a.pairs:
+        if method != "sass":
+            sys.exit("--pairs compares objects with cuobjdump: it needs --method sass")
+        todo = []
+        rows = compare_pairs(a.pairs, cuobjdump)
+        for row in rows:
+            print("%-10s %s" % (row["result"], row["unit"]))
+            for k in row.get("differing", [])[:5]:
+                print("           differs: " + k)
+    else:
+        todo = units(a.paths, a.nvcc, a.nvcc_flags, a.kforge, work)
+        if not todo:
+            sys.exit("no CUDA translation unit found in " + " ".join(a.paths))
+        rows = []
+    with concurrent.futures.ThreadPoolExecutor(max(1, a.jobs)) as pool:
+        futures = [pool.submit(compare, name, cu, pre, post, method, cuobjdump, a.keep, a.object_cpu)
+                   for name, cu, pre, post in todo]
+        for future in futures:  # printed in order, as each is done
+            row = future.result()
+            rows.append(row)
+            name = row["unit"]
+            cpu = ""
+            if "cpu_s_light" in row:
+                cpu = "  %s %.1f -> %.1f CPU-s" % ("nvcc" if method == "sass" else "nvcc -cubin (device side)",
+                                                 row["cpu_s_as_written"], row["cpu_s_light"])
+            print("%-10s %s%s" % (row["result"], name, cpu), flush=True)
+            for k in row.get("differing", [])[:5]:
+                print("           differs: " + k)
+            if "cpu_s_object_light" in row:
+                print("           nvcc -c %.1f -> %.1f CPU-s" % (row["cpu_s_object_as_written"],
+                                                              row["cpu_s_object_light"]))
+            if row["result"] in ("error", "fell_back") and row["message"]:
+                print("           " + row["message"].splitlines()[-1][:200])
     counts = {}
     for r in rows:
         counts[r["result"]] = counts.get(r["result"], 0) + 1
@@ -330,6 +380,10 @@ def main(argv=None):
                 sum(r["cpu_s_object_as_written"] for r in both) / len(both), 2)
             summary["nvcc_object_cpu_s_light"] = round(
                 sum(r["cpu_s_object_light"] for r in both) / len(both), 2)
+    if a.pairs:  # the CPU of whole builds (main.cpp, cuda.cu, link), as build_cpu.py measured
+        for way in ("as_written", "light"):
+            if "nvcc_cpu_s_" + way in summary:
+                summary["build_cpu_s_" + way] = summary.pop("nvcc_cpu_s_" + way)
     print("summary: " + json.dumps(summary))
     shutil.rmtree(work, ignore_errors=True)
     if a.json:

@@ -80,6 +80,48 @@ class ParseTest(unittest.TestCase):
             self.assertEqual(post, ["-std=c++17"])
 
 
+class PairsTest(unittest.TestCase):
+    """--pairs: the objects bench/build_cpu.py kept, compared with cuobjdump (a stand-in here
+    that prints SASS whose one instruction is the object file's contents)."""
+
+    def test_identical_and_different_builds(self):
+        import json
+        with tempfile.TemporaryDirectory() as t:
+            bindir = os.path.join(t, "cuda", "bin")
+            os.makedirs(bindir)
+            fake = os.path.join(bindir, "cuobjdump")
+            with open(fake, "w") as f:
+                f.write("#!/usr/bin/env python3\nimport sys\nprint(%r %% (sys.argv[2], "
+                        "open(sys.argv[2]).read().strip()))\n" % SASS)
+            os.chmod(fake, 0o755)
+            open(os.path.join(bindir, "nvcc"), "w").close()
+            builds = []
+            for i, (plain, light, state) in enumerate((("MOV R2, 0x2", "MOV R2, 0x2", "used"),
+                                                       ("MOV R2, 0x2", "MOV R2, 0x3", "used"),
+                                                       ("", "", "fell_back"))):
+                dirs = {}
+                for way, body in (("plain", plain), ("light", light)):
+                    d = os.path.join(t, way, str(i))
+                    os.makedirs(d)
+                    with open(os.path.join(d, "cuda.cuda.o"), "w") as f:
+                        f.write(body)
+                    dirs[way + "_dir"] = d
+                builds.append(dict(dirs, candidate="c%d" % i, light_headers=state, cpu_s=60,
+                                   light_cpu_s=30))
+            pairs = os.path.join(t, "build_cpu.json")
+            with open(pairs, "w") as f:
+                json.dump({"builds": builds}, f)
+            out = os.path.join(t, "rows.json")
+            rc = sass_identity.main(["--pairs", pairs, "--method", "sass", "--nvcc",
+                                     os.path.join(bindir, "nvcc"), "--json", out])
+            with open(out) as f:
+                got = json.load(f)
+            self.assertEqual([r["result"] for r in got["rows"]], ["identical", "differs", "fell_back"])
+            self.assertEqual(got["rows"][1]["differing"], ["sm_90 _Z5scalePKfPfl"])
+            self.assertEqual(got["summary"]["build_cpu_s_light"], 30)
+            self.assertEqual(rc, 1)
+
+
 @unittest.skipUnless(os.access(NVCC, os.X_OK), "nvcc is not installed")
 class NvccTest(unittest.TestCase):
     def setUp(self):
