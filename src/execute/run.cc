@@ -1,10 +1,6 @@
-// One candidate's run: spawn from the zygote, load, correctness trials, timing.
-#include <signal.h>
-
-#include <algorithm>
-#include <fstream>
-#include <random>
-#include <regex>
+// One candidate's run: spawn, load, the correctness trials, the ablation call (timing and the
+// wall-clock bound: timed_run.cc).
+#include <unistd.h>
 
 #include "common/rules.h"
 #include "execute/candidate_run.h"
@@ -19,102 +15,6 @@ using nlohmann::json;
 
 double MsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-Diagnostic Diag(const std::string& stage, const std::string& code, const std::string& message,
-                int line, const std::string& hint) {
-  Diagnostic d;
-  d.stage = stage;
-  d.code = code;
-  d.message = message;
-  d.line = line;
-  d.hint = hint;
-  return d;
-}
-
-int LastCandidateLine(const std::string& text) {
-  static const std::regex kLine(R"re(File "candidate\.py", line (\d+))re");
-  int line = 0;
-  for (std::sregex_iterator it(text.begin(), text.end(), kLine), end; it != end; ++it) {
-    line = std::stoi((*it)[1]);
-  }
-  return line;
-}
-
-std::string FormatNumber(double v) {
-  char buf[64];
-  snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
-}
-
-namespace {
-
-// One correctness trial for the verdict, from the judge's check reply: the largest errors over
-// the outputs and, for a wrong answer, where its first wrong output first differs.
-json TrialRecord(const std::string& label, const json& check) {
-  json t = {{"label", label}, {"pass", check.value("pass", false)}};
-  if (check.contains("rule")) t["rule"] = check["rule"];
-  double max_abs = -1, max_rel = -1;
-  long long bad = 0, elements = 0;
-  for (const auto& o : check.value("outputs", json::array())) {
-    if (o.contains("max_abs_err") && o["max_abs_err"].is_number())
-      max_abs = std::max(max_abs, o["max_abs_err"].get<double>());
-    if (o.contains("max_rel_err") && o["max_rel_err"].is_number())
-      max_rel = std::max(max_rel, o["max_rel_err"].get<double>());
-    bad += o.value("bad_elements", 0LL);
-    elements += o.value("elements", 0LL);
-    if (!o.value("pass", true) && !t.contains("output")) {
-      t["output"] = o.value("output", 0);
-      for (const char* k : {"first_bad_index", "first_bad_got", "first_bad_expected"}) {
-        if (o.contains(k)) t[k] = o[k];
-      }
-    }
-  }
-  if (max_abs >= 0) t["max_abs_err"] = max_abs;
-  if (max_rel >= 0) t["max_rel_err"] = max_rel;
-  if (check.contains("outputs")) {
-    t["bad_elements"] = bad;
-    t["elements"] = elements;
-  }
-  return t;
-}
-
-// "batch_size=300, dim=20000": a shape variant's sizes.
-std::string VariantSizes(const json& variant) {
-  std::string sizes;
-  for (const auto& [k, v] : variant.items()) {
-    sizes += (sizes.empty() ? "" : ", ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
-  }
-  return sizes;
-}
-
-}  // namespace
-
-std::string DescribeMismatch(const json& o) {
-  std::string s = "output " + std::to_string(o.value("output", 0)) + ": " +
-                  std::to_string(o.value("bad_elements", 0)) + " of " +
-                  std::to_string(o.value("elements", 0)) + " elements differ";
-  if (o.contains("max_abs_err") && o["max_abs_err"].is_number()) {
-    s += "; max abs error " + FormatNumber(o["max_abs_err"].get<double>());
-  }
-  if (o.contains("max_rel_err") && o["max_rel_err"].is_number()) {
-    s += ", max rel error " + FormatNumber(o["max_rel_err"].get<double>());
-  }
-  if (o.contains("first_bad_index")) {
-    s += "; first at " + o["first_bad_index"].dump();
-    auto num = [](const json& v) {
-      return v.is_number() ? FormatNumber(v.get<double>()) : v.dump();
-    };
-    if (o.contains("first_bad_got")) s += ": got " + num(o["first_bad_got"]);
-    if (o.contains("first_bad_expected")) s += ", expected " + num(o["first_bad_expected"]);
-  }
-  if (o.value("nonfinite_where_ref_finite", 0) > 0) {
-    s += "; " + std::to_string(o["nonfinite_where_ref_finite"].get<int>()) +
-         " NaN/Inf values where the reference is finite";
-  }
-  s += " (atol " + FormatNumber(o.value("atol", 0.0)) + ", rtol " +
-       FormatNumber(o.value("rtol", 0.0)) + ")";
-  return s;
 }
 
 ExecResult CandidateRun::Run(const std::string& problem_id, const ProblemInfo& problem,
@@ -148,128 +48,33 @@ ExecResult CandidateRun::Run(const std::string& problem_id, const ProblemInfo& p
 }
 
 bool CandidateRun::Spawn() {
-  auto child = SpawnFromZygote(lane_.zygote, "spawn", lane_.DeviceName(),
-                               lane_.opt.work_dir / ("cand-" + std::to_string(getpid()) + "-" +
-                                                     std::to_string(++lane_.spawned)));
-  if (!child.ok()) return Infra(child.status().message());
-  proc_ = std::move(child.value());
-  chan_ = std::move(proc_.chan);
-  return true;
-}
-
-void CandidateRun::Stop() {
-  chan_.Close();
-  StopZygoteChild(lane_.zygote, &proc_);
-}
-
-std::string CandidateRun::Reap() {
-  auto r = lane_.zygote.Request({{"op", "reap"}, {"pid", proc_.pid}, {"timeout_s", 5}},
-                                milliseconds(10000));
-  if (!r.ok()) return "it ended";
-  if (r->value("running", false)) {
-    ::kill(-proc_.pid, SIGKILL);
-    ::kill(proc_.pid, SIGKILL);
-    r = lane_.zygote.Request({{"op", "reap"}, {"pid", proc_.pid}, {"timeout_s", 5}},
-                             milliseconds(10000));
-    if (!r.ok()) return "it closed its channel";
-  }
-  proc_.pid = -1;
-  if (r->contains("signal")) {
-    int sig = (*r)["signal"].get<int>();
-    return "it was killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
-  }
-  return "it exited with code " + std::to_string(r->value("exit_code", -1));
+  Status s = proc_.Spawn(lane_.DeviceName(),
+                         lane_.opt.work_dir / ("cand-" + std::to_string(getpid()) + "-" +
+                                               std::to_string(++lane_.spawned)));
+  return s.ok() || Infra(s.message());
 }
 
 Result<json> CandidateRun::Ask(const json& msg, milliseconds timeout) {
-  if (auto s = chan_.Send(msg); !s.ok()) return Status::Unavailable(s.message());
-  auto deadline = Clock::now() + timeout;
-  for (;;) {
-    auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) return Status::Timeout("deadline");
-    auto r = chan_.Receive(left);
-    if (!r.ok()) return r.status();
-    if (r->value("event", "") != "load_inline") return r;
-    auto b0 = Clock::now();
-    LoadInlineReply reply = load_inline_((*r)["args"]);
-    deadline += Clock::now() - b0;
-    if (!reply.ok) out_.build_failed = true;
-    json j = {{"ok", reply.ok},
-              {"so_path", reply.so_path},
-              {"module_name", reply.module_name},
-              {"message", reply.message}};
-    if (auto s = chan_.Send(j); !s.ok()) return Status::Unavailable(s.message());
-  }
+  auto r = proc_.Ask(msg, timeout);
+  if (proc_.build_failed()) out_.build_failed = true;
+  return r;
 }
 
 bool CandidateRun::Failed(const std::string& stage, const std::string& what, const Result<json>& r,
                           milliseconds timeout) {
-  if (!r.ok() && r.status().code() == Code::kTimeout) {
-    Stop();
-    out_.outcome = Outcome::kTimeout;
-    out_.diagnostics.push_back(Diag(stage, "timeout",
-                                    "the candidate did not finish " + what + " within " +
-                                        std::to_string(timeout.count() / 1000) +
-                                        " s and was killed",
-                                    0, "Look for an infinite loop or a kernel that never ends."));
-    return false;
+  if (!r.ok() && r.status().code() == Code::kTimeout) return End(TimedOut(stage, what, timeout));
+  if (!r.ok()) {  // it died: how, and its output's last lines
+    const std::string how = proc_.Reap();
+    return End(Crashed(stage, what, how, ReadTail(proc_.workdir() / "output.log", 3000)));
   }
-  if (!r.ok()) {
-    std::string how = Reap();
-    std::string log = ReadTail(proc_.workdir / "output.log", 3000);
-    Diagnostic d = Diag(stage, "crash", "the candidate process died during " + what + ": " + how,
-                        LastCandidateLine(log),
-                        "Check memory accesses: indices, sizes and pointers passed to kernels.");
-    d.excerpt = log;
-    out_.outcome = Outcome::kRuntimeError;
-    out_.diagnostics.push_back(d);
-    return false;
-  }
-  return Refused(stage, what, *r);
+  return End(Refusal(stage, what, *r, out_.build_failed));
 }
 
-bool CandidateRun::Refused(const std::string& stage, const std::string& what, const json& r) {
-  std::string kind = r.value("kind", "exception");
-  std::string message = r.value("message", "failed");
-  int line = r.value("line", 0);
-  Diagnostic d = Diag(stage, kind, message, line);
-  if (r.contains("traceback")) d.excerpt = r["traceback"].get<std::string>();
-  if (kind == "build_failed" || out_.build_failed) {
-    out_.outcome = Outcome::kCompileError;
-    d.code = "compile_error";
-  } else if (kind == "syntax_error" || kind == "no_model_new") {
-    out_.outcome = Outcome::kFormatError;
-    d.col = r.value("col", 0);
-  } else if (kind == "cheat") {
-    out_.outcome = Outcome::kCheat;
-    d.code = r.value("rule", "cheat");
-    d.message = message;
-    d.hint = RuleHint(d.code);
-  } else if (kind == "wrong_output") {
-    std::string rule = r.value("rule", "");
-    out_.outcome = rule == "H14" ? Outcome::kCheat : Outcome::kIncorrect;
-    d.code = rule == "H14" ? "H14" : "wrong_output";
-    d.hint = rule == "H14" ? RuleHint("H14")
-                           : "Return outputs with the reference's count, shape, dtype and device.";
-  } else if (kind == "internal") {
-    return Infra(message);
-  } else {
-    out_.outcome = Outcome::kRuntimeError;
-    d.message = what + " raised " + message;
-    d.hint = kind == "cuda_error" ? "A CUDA error: check indices, launch bounds and sizes."
-                                  : "Fix the exception; the traceback shows where it was raised.";
-  }
-  out_.diagnostics.push_back(d);
-  Stop();
+bool CandidateRun::End(const Failure& f) {
+  out_.outcome = f.outcome;
+  out_.diagnostics.push_back(f.diagnostic);
+  if (f.outcome != Outcome::kInfraError) Stop();  // else the destructor does, as for Infra
   return false;
-}
-
-Diagnostic CandidateRun::ShapeDiag(const json& variant, const std::string& detail) {
-  const std::string sizes = VariantSizes(variant);
-  return Diag("correctness", "H19",
-              "wrong on inputs of another size the problem allows (" + sizes + ")" +
-                  (detail.empty() ? "" : ": " + detail),
-              0, RuleHint("H19"));
 }
 
 Result<json> CandidateRun::CheckSlot(const std::string& slot, const json& perturb) {
