@@ -15,10 +15,11 @@ import signal
 import socket
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import traceback
 
-from . import pch, sandbox, toolchain
+from . import light_headers, pch, sandbox, toolchain
 from .channel import Channel
 
 BUILD_FILE_BYTES = 1024 * sandbox.MIB
@@ -194,7 +195,78 @@ def build(chan, msg):
         os.environ["TORCH_CUDA_ARCH_LIST"] = msg["arch"]
     pch.configure(msg.get("pch_dir") or "", msg.get("pch_make", False))
     os.makedirs(msg["dir"], exist_ok=True)
-    msg["tmp"] = tempfile.mkdtemp(prefix="kforge-build-")
+    if msg["op"] != "build" or not msg.get("light_headers"):
+        return _attempt(chan, msg)
+    # Light headers (light_headers.py): first the CUDA sources without torch/extension.h, then,
+    # on any failure, again exactly as written. Each attempt runs in its own forked child, as
+    # one build would: torch names the module by the name alone only in a fresh process.
+    state, light_spec, why = light_headers.plan(msg["spec"], lambda: _dropped_macros(msg))
+    if state == "rewrite":
+        light = _attempt(chan, dict(msg, spec=light_spec), facts=False)
+        light_cpu_s = light["cpu_s"]
+        if light.get("ok"):
+            light.update(light_headers="used", light_headers_cpu_s=light_cpu_s)
+            return light
+        if light.get("infra"):  # the sandbox failed: the second attempt would too
+            return light
+        why = "the light build failed: " + _first_error(light.get("message", ""))
+        _keep_log(msg["dir"])
+        result = _attempt(chan, msg)
+        result["cpu_s"] += light_cpu_s
+        result["light_headers_cpu_s"] = light_cpu_s
+        state = "fell_back"
+    else:
+        result = _attempt(chan, msg)
+        state = "fell_back" if state == "as_written" else "unchanged"
+    result.update(light_headers=state, light_headers_why=why)
+    return result
+
+
+def _dropped_macros(msg):
+    """The macros only torch/extension.h defines, for the host compiler torch's builder runs
+    with the include folders and defines it passes (cached under msg["light_dir"])."""
+    flags = ["-std=c++17", "-DTORCH_API_INCLUDE_EXTENSION_H"]
+    # torch's own folders (pybind11 is among them) and Python's: what both headers read.
+    for d in _ce.include_paths() + [sysconfig.get_paths()["include"]]:
+        flags += ["-isystem", d]
+    compiler = pch.real_cxx()
+    return light_headers.dropped_macros(shutil.which(compiler) or compiler, flags,
+                                        msg.get("light_dir") or "")
+
+
+def _first_error(message):
+    lines = message.splitlines()
+    for mark in ("error:", "error"):
+        for line in lines:
+            if mark in line:
+                return line.strip()[:300]
+    return message.strip().splitlines()[-1][:300] if message.strip() else "(no message)"
+
+
+def _keep_log(build_dir):
+    """Empties the build folder for the build as written, keeping the light attempt's log as
+    light-attempt.log (why it fell back)."""
+    log = os.path.join(build_dir, "build.log")
+    try:
+        with open(log, errors="replace") as f:
+            text = f.read()[-20000:]
+    except OSError:
+        text = ""
+    for name in os.listdir(build_dir):
+        path = os.path.join(build_dir, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            os.unlink(path)
+    with open(os.path.join(build_dir, "light-attempt.log"), "w") as f:
+        f.write(text)
+
+
+def _attempt(chan, msg, facts=True):
+    """One build in a forked, sandboxed child; its result (result.json) with the CPU seconds it
+    and its compilers used. `facts`: a failure reports the toolchain (not needed for a light
+    attempt, which is built again as written)."""
+    msg = dict(msg, tmp=tempfile.mkdtemp(prefix="kforge-build-"))
     pid = os.fork()
     if pid == 0:
         try:
@@ -216,7 +288,7 @@ def build(chan, msg):
             pass
         result = {"ok": False, "message": "the build process died (wait status %d)\n%s" % (status, log)}
     result["cpu_s"] = cpu_s
-    if not result.get("ok") and not result.get("infra"):
+    if facts and not result.get("ok") and not result.get("infra"):
         # What the build had to work with, looked up where it looked (outside the sandbox, after
         # it): the C++ side blames the machine only when a part it needs is really missing.
         result["toolchain"] = toolchain.facts(msg.get("probe"), _uses_cuda(msg), _ce)

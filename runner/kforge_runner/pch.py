@@ -224,21 +224,46 @@ def trusted_want(want):
     return dict(want, compiler=real)
 
 
+_SLOTS = "make.lock"  # held while a maker counts the PCHs and takes a slot
+
+
+def _in_use(root, key):
+    """How many PCHs `root` holds or is making, other than `key`'s: the finished ones, and
+    those whose maker holds their lock now (a maker killed half-way holds none)."""
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return 0
+    done = {n for n in names if len(n) == 32 and n != key}
+    making = {n[:-5] for n in names if n.endswith(".lock") and len(n) == 37}
+    making = {k for k in making - done - {key} if _held(os.path.join(root, k + ".lock"))}
+    return len(done) + len(making)
+
+
 def make(root, want):
-    """Builds one PCH (in its own process, started by the worker after a build)."""
+    """Builds one PCH (in its own process, started by the worker after a build). At most
+    MAX_PCHS exist or are being made at once: concurrent makers (other workers, other kforge
+    processes) count and take a slot one at a time, under one lock."""
     want = trusted_want(want)
     if want is None:
         return 1
     key = want["key"]
     os.makedirs(root, exist_ok=True)
     with open(os.path.join(root, key + ".lock"), "w") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return 0  # another worker is building it
-        final = os.path.join(root, key)
-        if os.path.exists(final) or os.path.exists(final + ".failed"):
-            return 0
+        with open(os.path.join(root, _SLOTS), "w") as slots:
+            fcntl.flock(slots, fcntl.LOCK_EX)
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                return 0  # another worker is building it
+            final = os.path.join(root, key)
+            if os.path.exists(final) or os.path.exists(final + ".failed"):
+                return 0
+            if _in_use(root, key) >= MAX_PCHS:
+                return 0
+            # The slot is ours from here: this key's lock is held, and the next maker to count
+            # sees it. (Before, each worker counted finished PCHs alone before starting its
+            # maker, and five concurrent builds on the H200 made five PCHs with a limit of 4.)
         tmp = final + ".tmp"
         shutil.rmtree(tmp, ignore_errors=True)
         os.makedirs(os.path.join(tmp, "torch"))

@@ -200,6 +200,8 @@ json ResultsJson(const Metrics& m, const RunInfo& info) {
             {"build_cpu_ms", info.build_cpu_ms},
             {"compiled", info.compiled},
             {"compiled_with_pch", info.compiled_with_pch},
+            {"compiled_light", info.compiled_light},
+            {"compiled_light_fell_back", info.compiled_light_fell_back},
             {"warmed", info.warmed},
             {"retried", info.retried},
             {"lane_busy_ms", info.lane_busy_ms},

@@ -44,6 +44,8 @@ struct RunInfo {
   double build_cpu_ms = 0;   // CPU time of the compiles this run ran (verdicts' build.cpu_ms)
   size_t compiled = 0;        // extensions compiled in this run (cache hits excluded)
   size_t compiled_with_pch = 0;  // of those, against a precompiled torch/extension.h
+  size_t compiled_light = 0;     // of those, cuda.cu with light headers (--light-headers)
+  size_t compiled_light_fell_back = 0;  // tried light, built again as written
   size_t warmed = 0;          // problems prepared ahead on idle lanes (reference, baselines)
   size_t retried = 0;         // timed again once no build ran (the first timing spoiled by load)
   std::vector<double> lane_busy_ms;  // wall time inside Execute and lane warm-ups, per lane

@@ -35,6 +35,13 @@ struct BuildOptions {
   // cache_dir/pch/ (built once per compiler and flag set; runner/kforge_runner/pch.py). The
   // object files are the same; only the parsing of torch's headers is saved.
   bool pch = true;
+  // Light headers (opt-in, off until checked on a GPU machine: identical SASS and verdicts):
+  // compile cuda.cu with the candidate's first `#include <torch/extension.h>` replaced by
+  // `#include <torch/types.h>` on the same line, and on any failure again exactly as written
+  // (runner/kforge_runner/light_headers.py). nvcc then parses neither libtorch's C++ API nor
+  // pybind11, about half its CPU on the H200. Such builds get keys of their own
+  // (LoadInlineKeyInput), so light and as-written artifacts never mix.
+  bool light_headers = false;
   // nvcc on a loaded machine can take minutes for one translation unit; a build past this is
   // killed and reported as a compile error (a template explosion is the candidate's fault).
   std::chrono::milliseconds timeout{std::chrono::minutes(10)};
@@ -69,6 +76,12 @@ struct Artifact {
   // Whether main.cpp was compiled against a precompiled torch/extension.h: "used", "missing"
   // (none matched yet), or "" (no main.cpp compiled through the wrapper, or PCH off).
   std::string pch;
+  // What light headers did (BuildOptions::light_headers): "used" (cuda.cu was compiled with
+  // the light include), "fell_back" (the light build failed, or the sources test a macro only
+  // torch/extension.h defines: built as written), "unchanged" (no include to rewrite), or ""
+  // (not asked for). Read from the artifact on a cache hit too.
+  std::string light_headers;
+  std::string light_headers_why;  // why it fell back, when it did
 };
 
 class Builder {
@@ -91,6 +104,18 @@ class Builder {
   class Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// Whether a light-headers build could rewrite anything in `spec`: its CUDA sources mention
+// torch/extension.h. A cheap superset of what the runner rewrites (a mention in a comment
+// counts here), so every build the rewrite can touch gets a light key.
+bool LightHeadersMayApply(const ExtensionSpec& spec);
+// What a load_inline build's artifact key covers besides the toolchain: the call itself, and,
+// for a light-headers build that may rewrite the sources, `light_rules` (a digest of the
+// runner's rewrite rules; "" when light headers are off). Off, or with nothing to rewrite,
+// the input is exactly that of a plain build, so plain artifacts stay valid and are shared.
+nlohmann::json LoadInlineKeyInput(const ExtensionSpec& spec, const std::string& light_rules);
+// An artifact's key: SHA-256 of the toolchain fingerprint and the key input.
+std::string ArtifactKey(const nlohmann::json& fingerprint, const nlohmann::json& what);
 
 // Parses gcc/clang/nvcc/linker output into messages (exposed for tests).
 std::vector<CompilerMessage> ParseCompilerOutput(const std::string& text);

@@ -80,6 +80,8 @@ Artifact ArtifactFromResult(const std::string& key, const fs::path& dir, const n
     a.messages = ParseCompilerOutput(a.error_text);
     if (spec && r.contains("layout")) LocateMessages(r["layout"], *spec, &a.messages);
   }
+  a.light_headers = r.value("light_headers", "");
+  a.light_headers_why = r.value("light_headers_why", "");
   return a;
 }
 
@@ -193,8 +195,23 @@ class Builder::Impl {
   Result<std::string> Key(const nlohmann::json& what) {
     auto fp = Fingerprint();
     if (!fp.ok()) return fp.status();
-    nlohmann::json j = {{"toolchain", *fp}, {"what", what}, {"format", 2}};  // 2: source layouts fixed
-    return Sha256Hex(j.dump());
+    return ArtifactKey(*fp, what);
+  }
+
+  // A digest of the runner's light-headers rules (the file that rewrites), read once: a change
+  // to them changes every light build's key. "" when light headers are off.
+  Result<std::string> LightRules() {
+    if (!opt_.light_headers) return std::string();
+    std::lock_guard<std::mutex> lock(fp_mu_);
+    if (light_rules_.empty()) {
+      fs::path p = opt_.runner_dir / "kforge_runner" / "light_headers.py";
+      std::ifstream f(p);
+      if (!f) return Status::NotFound("kforge's light-headers rules are missing: " + p.string());
+      std::stringstream ss;
+      ss << f.rdbuf();
+      light_rules_ = Sha256Hex(ss.str());
+    }
+    return light_rules_;
   }
 
   // `uses_cuda`: the build compiles CUDA sources or links CUDA's libraries.
@@ -224,6 +241,8 @@ class Builder::Impl {
     // What every worker needs to build exactly like the one that answered `hello`.
     if (auto fp = Fingerprint(); fp.ok()) request["arch"] = fp->value("arch", "");
     request["pch_dir"] = opt_.pch ? (opt_.cache_dir / "pch").string() : "";
+    // The macros only torch/extension.h defines are listed once per toolchain, here.
+    request["light_dir"] = (opt_.cache_dir / "light").string();
     // What a failed build's worker looks for, so the failure can be told apart from the
     // candidate's own (environment.h).
     request["probe"] = ToolchainProbe(opt_.backend);
@@ -300,6 +319,7 @@ class Builder::Impl {
   int candidate_builds_ = 0;                  // GUARDED_BY(mu_)
   std::mutex fp_mu_;
   std::optional<nlohmann::json> fingerprint_;  // GUARDED_BY(fp_mu_)
+  std::string light_rules_;                    // GUARDED_BY(fp_mu_)
 };
 
 Builder::Builder(BuildOptions opt) : impl_(std::make_unique<Impl>(std::move(opt))) {}
@@ -307,8 +327,28 @@ Builder::~Builder() = default;
 
 Result<nlohmann::json> Builder::Fingerprint() { return impl_->Fingerprint(); }
 
+bool LightHeadersMayApply(const ExtensionSpec& spec) {
+  for (const auto& s : spec.cuda_sources) {
+    if (s.find("torch/extension.h") != std::string::npos) return true;
+  }
+  return false;
+}
+
+nlohmann::json LoadInlineKeyInput(const ExtensionSpec& spec, const std::string& light_rules) {
+  nlohmann::json what = {{"load_inline", CanonicalJson(spec)}};
+  if (!light_rules.empty() && LightHeadersMayApply(spec)) what["light_headers"] = light_rules;
+  return what;
+}
+
+std::string ArtifactKey(const nlohmann::json& fingerprint, const nlohmann::json& what) {
+  nlohmann::json j = {{"toolchain", fingerprint}, {"what", what}, {"format", 2}};  // 2: source layouts fixed
+  return Sha256Hex(j.dump());
+}
+
 Result<std::string> Builder::Key(const ExtensionSpec& spec) {
-  return impl_->Key({{"load_inline", CanonicalJson(spec)}});
+  auto rules = impl_->LightRules();
+  if (!rules.ok()) return rules.status();
+  return impl_->Key(LoadInlineKeyInput(spec, *rules));
 }
 
 Result<Artifact> Builder::Build(const ExtensionSpec& spec) {
@@ -316,8 +356,10 @@ Result<Artifact> Builder::Build(const ExtensionSpec& spec) {
   if (!key.ok()) return key.status();
   // load_inline's own default: CUDA when there are CUDA sources.
   bool uses_cuda = spec.with_cuda.value_or(!spec.cuda_sources.empty());
-  return impl_->BuildKeyed(*key, {{"op", "build"}, {"spec", CanonicalJson(spec)}}, &spec,
-                           uses_cuda);
+  nlohmann::json request = {{"op", "build"}, {"spec", CanonicalJson(spec)}};
+  // Only where the key says so: a build the rewrite cannot touch is a plain build, shared.
+  if (impl_->opt_.light_headers && LightHeadersMayApply(spec)) request["light_headers"] = true;
+  return impl_->BuildKeyed(*key, request, &spec, uses_cuda);
 }
 
 Result<Artifact> Builder::BuildNative() {

@@ -302,6 +302,8 @@ int RunBench(const BenchFlags& f) {
         info.build_cpu_ms += st.detail.value("cpu_ms", 0.0);
         info.compiled += st.detail.value("compiled", 0);
         info.compiled_with_pch += st.detail.value("compiled_with_pch", 0);
+        info.compiled_light += st.detail.value("compiled_light", 0);
+        info.compiled_light_fell_back += st.detail.value("compiled_light_fell_back", 0);
       }
     }
     samples.push_back(

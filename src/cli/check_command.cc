@@ -18,6 +18,7 @@ struct CheckFlags {
   std::vector<std::string> candidates;
   std::string problem;  // "": rules that depend on the problem assume an fp32 problem
   bool json = false;
+  bool specs = false;  // with --json: the statically resolved load_inline calls' arguments
   EvalFlags eval;
 };
 
@@ -36,6 +37,7 @@ struct Checked {
   std::string outcome;
   std::vector<Diagnostic> diagnostics;
   int calls = 0, resolved = 0;  // load_inline call sites; resolved statically
+  std::vector<ExtensionSpec> specs;  // the resolved calls' arguments, as the build stage gets them
 };
 
 Checked CheckOne(const std::string& text, const std::string& problem_text,
@@ -46,6 +48,7 @@ Checked CheckOne(const std::string& text, const std::string& problem_text,
   for (const auto& call : cand.inline_calls) {
     ++c.calls;
     c.resolved += call.resolved ? 1 : 0;
+    if (call.resolved) c.specs.push_back(call.spec);
   }
   if (!cand.ok()) {
     c.outcome = "format_error";
@@ -78,14 +81,17 @@ int RunCheck(const CheckFlags& f) {
     if (f.json) {
       json ds = json::array();
       for (const auto& d : c.diagnostics) ds.push_back(ToJson(d));
-      std::cout << json{{"candidate", path},
-                        {"outcome", c.outcome},
-                        {"policy", execute::PolicyName(opt.exec.policy)},
-                        {"load_inline_calls", c.calls},
-                        {"resolved_statically", c.resolved},
-                        {"diagnostics", ds}}
-                       .dump(-1, ' ', false, json::error_handler_t::replace)
-                << "\n";
+      json out = {{"candidate", path},
+                  {"outcome", c.outcome},
+                  {"policy", execute::PolicyName(opt.exec.policy)},
+                  {"load_inline_calls", c.calls},
+                  {"resolved_statically", c.resolved},
+                  {"diagnostics", ds}};
+      if (f.specs) {
+        out["specs"] = json::array();
+        for (const auto& s : c.specs) out["specs"].push_back(CanonicalJson(s));
+      }
+      std::cout << out.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
       continue;
     }
     std::cout << path << ": " << c.outcome << " (" << c.calls << " load_inline call"
@@ -115,6 +121,10 @@ Command CheckCommand() {
                             "the problem they answer (decides whether half precision is a "
                             "downgrade; default: an fp32 problem)");
             app->add_flag("--json", f->json, "one JSON object per candidate (JSON Lines)");
+            app->add_flag("--specs", f->specs,
+                          "with --json: each statically resolved load_inline call's arguments, "
+                          "as the build stage receives them (bench/build_cpu.py builds them)")
+                ->needs("--json");
             AddRuleFlags(app, &f->eval);
             f->eval.python = "python3";  // never started: no interpreter to look for
             return [f] { return RunCheck(*f); };

@@ -26,6 +26,7 @@ eval::EvalOptions ToEvalOptions(const EvalFlags& f) {
       f.cache_dir.empty() ? eval::DefaultCacheDir() : std::filesystem::path(f.cache_dir));
   opt.runner_dir = eval::FindRunnerDir();
   opt.build_workers = f.build_workers > 0 ? f.build_workers : Cores();
+  opt.light_headers = f.light_headers;
   opt.baselines = !f.no_baselines;
   opt.exec.trials = f.trials;
   opt.exec.seed = f.seed;
@@ -72,6 +73,11 @@ void AddEvalFlags(CLI::App* app, EvalFlags* f, Lanes lanes) {
   app->add_option("--build-workers", f->build_workers,
                   "concurrent compiles (default: one per core)")
       ->check(CLI::PositiveNumber);
+  app->add_flag("--light-headers", f->light_headers,
+                "compile CUDA sources with torch/types.h in place of their first "
+                "torch/extension.h, building again as written on any failure (about half of "
+                "nvcc's CPU; experimental: its verdicts are stored apart, and it stays off by "
+                "default until the GPU machine shows identical SASS)");
   if (lanes == Lanes::kOne) {
     app->add_option("--device", f->device, "GPU index (default 0)")
         ->check(CLI::NonNegativeNumber);

@@ -53,6 +53,31 @@ std::vector<Diagnostic> BuildDiagnostics(const build::Artifact& a, const Extensi
   return out;
 }
 
+// What light headers did over a candidate's builds, for the build stage's detail: benches count
+// the compiles that used it and those that fell back.
+struct LightHeadersTally {
+  int used = 0, fell_back = 0;  // artifacts, compiled or cached
+  int compiled_used = 0, compiled_fell_back = 0;
+  std::string why;  // the first fall-back's reason
+
+  void Add(const build::Artifact& a) {
+    if (a.light_headers == "used") {
+      ++used;
+      compiled_used += a.cache_hit ? 0 : 1;
+    } else if (a.light_headers == "fell_back") {
+      ++fell_back;
+      compiled_fell_back += a.cache_hit ? 0 : 1;
+      if (why.empty()) why = a.light_headers_why;
+    }
+  }
+  // "fell_back" when any build did, else "used" when any did, else "unchanged" (nothing to
+  // rewrite: no CUDA source includes torch/extension.h).
+  std::string State() const {
+    if (fell_back > 0) return "fell_back";
+    return used > 0 ? "used" : "unchanged";
+  }
+};
+
 }  // namespace
 
 std::optional<VerdictStatus> Evaluator::Impl::BuildStatic(Prepared& p) {
@@ -70,6 +95,7 @@ std::optional<VerdictStatus> Evaluator::Impl::BuildStatic(Prepared& p) {
   int compiled = 0;
   double cpu_ms = 0;
   int with_pch = 0;
+  LightHeadersTally light;
   bool build_ok = true;
   std::optional<Status> build_infra;
   std::optional<build::EnvironmentFault> environment;
@@ -89,6 +115,7 @@ std::optional<VerdictStatus> Evaluator::Impl::BuildStatic(Prepared& p) {
     compiled += a->cache_hit ? 0 : 1;
     cpu_ms += a->cpu_ms;
     with_pch += !a->cache_hit && a->pch == "used" ? 1 : 0;
+    light.Add(*a);
     if (!a->ok) {
       build_ok = false;
       for (auto& d : BuildDiagnostics(*a, call.spec, &call, text)) v.diagnostics.push_back(d);
@@ -111,7 +138,11 @@ std::optional<VerdictStatus> Evaluator::Impl::BuildStatic(Prepared& p) {
                        {"compiled", compiled},
                        {"cpu_ms", cpu_ms},
                        {"compiled_with_pch", with_pch},
+                       {"light_headers", opt.light_headers ? light.State() : "off"},
+                       {"compiled_light", light.compiled_used},
+                       {"compiled_light_fell_back", light.compiled_fell_back},
                        {"deferred_to_run_time", unresolved}}});
+  if (!light.why.empty()) v.stages.back().detail["light_headers_why"] = light.why;
   if (!build_ok) return VerdictStatus::kCompileError;
   return std::nullopt;
 }

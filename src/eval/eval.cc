@@ -262,6 +262,7 @@ Result<std::unique_ptr<Evaluator>> Evaluator::Create(const EvalOptions& opt) {
   bo.workers = opt.build_workers;
   const char* no_pch = std::getenv("KFORGE_NO_PCH");
   bo.pch = opt.pch && !(no_pch && *no_pch && std::string(no_pch) != "0");
+  bo.light_headers = opt.light_headers;
   impl->builder = std::make_unique<build::Builder>(bo);
   std::vector<int> devices = opt.devices;
   if (devices.empty()) devices.push_back(opt.device_index);

@@ -36,6 +36,11 @@ struct EvalOptions {
   // Precompiled torch/extension.h for builds (build::BuildOptions::pch); $KFORGE_NO_PCH=1
   // turns it off for a whole process, e.g. to measure what it saves.
   bool pch = true;
+  // Compile cuda.cu without torch/extension.h where the candidate's code allows, falling back
+  // to the build as written (build::BuildOptions::light_headers). Off by default until the GPU
+  // machine shows identical SASS and verdicts (bench/sass_identity.py, the CUDA red team). Part
+  // of the verdict settings when on, so its verdicts are kept apart while it is on trial.
+  bool light_headers = false;
   bool baselines = true;                  // time eager and torch.compile references
   // The candidate is the problem's own reference (`kforge feasibility`): trusted code that
   // builds no kernel, so neither a load_inline call nor the static rules are asked of it

@@ -45,7 +45,7 @@ std::string FieldOf(const fs::path& path, const std::string& key) {
 json VerdictSettings(const EvalOptions& opt) {
   const auto& e = opt.exec;
   const auto& t = e.timing;
-  return {
+  json settings = {
       {"format", kVerdictFormat},
       {"backend", opt.backend},
       {"baselines", opt.baselines},
@@ -72,6 +72,10 @@ json VerdictSettings(const EvalOptions& opt) {
        {{"lambda", opt.reward.lambda}, {"nu_max", opt.reward.nu_max},
         {"against_compile", opt.reward.against_compile}}},
   };
+  // Light headers must not change a verdict, but until the GPU machine shows that, its verdicts
+  // are kept apart. Only when on: every other job keeps the settings (and digest) it had.
+  if (opt.light_headers) settings["light_headers"] = true;
+  return settings;
 }
 
 std::string SettingsDigest(const EvalOptions& opt) { return Sha256Hex(VerdictSettings(opt).dump()); }

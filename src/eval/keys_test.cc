@@ -43,6 +43,8 @@ TEST(VerdictKey, EveryVerdictShapingOptionSeparates) {
       {"reverify", [](EvalOptions& o) { o.reverify_speedup = 100; }},
       {"reward lambda", [](EvalOptions& o) { o.reward.lambda = 1.0; }},
       {"reward vs compile", [](EvalOptions& o) { o.reward.against_compile = true; }},
+      // On trial: it must not change a verdict, but its verdicts are kept apart until shown.
+      {"light headers", [](EvalOptions& o) { o.light_headers = true; }},
   };
   std::set<std::string> keys = {KeyWith(base)};
   for (const auto& [name, change] : changes) {
@@ -61,6 +63,15 @@ TEST(VerdictKey, PlumbingOptionsDoNotSeparate) {
   b.cache_dir = "/elsewhere";
   b.pch = false;
   EXPECT_EQ(KeyWith(a), KeyWith(b));
+}
+
+// Options added later leave the settings of a job that does not use them as they were, so
+// verdicts stored before they existed are still found.
+TEST(VerdictKey, LightHeadersOffLeavesTheSettingsAsTheyWere) {
+  EvalOptions o;
+  EXPECT_FALSE(VerdictSettings(o).contains("light_headers"));
+  o.light_headers = true;
+  EXPECT_EQ(VerdictSettings(o).value("light_headers", false), true);
 }
 
 TEST(VerdictKey, EnvironmentAndContentsSeparate) {

@@ -40,6 +40,13 @@ def main():
         assert any(d["code"] == "H01" for d in rows[0]["diagnostics"]), rows[0]
         assert any(d["code"] == "H08" and d["line"] > 0 for d in rows[1]["diagnostics"]), rows[1]
 
+    # --specs: the load_inline arguments the build stage gets (bench/build_cpu.py builds them)
+    r = check(kforge, "--json", "--specs", "examples/cuda/relu.py")
+    spec = json.loads(r.stdout)["specs"][0]
+    assert spec["name"] == "kforge_cuda_relu" and spec["functions"] == ["relu_forward"], spec
+    assert spec["cuda_sources"][0].lstrip().startswith("#include <torch/extension.h>"), spec
+    assert "specs" not in json.loads(check(kforge, "--json", relu).stdout)
+
     r = check(kforge, "no/such/file.py")
     assert r.returncode == 2 and "cannot read candidate" in r.stderr, (r.returncode, r.stderr)
     print("check_test: PASS")

@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -44,6 +45,11 @@ def examples(folder):
                     yield path, meta["problem"], expect, rule
 
 
+# More `kforge eval` flags for every evaluation, e.g. KFORGE_EVAL_FLAGS=--light-headers to check
+# that the examples and the red team end the same with it (tests/redteam/run.sh passes it on).
+EXTRA_FLAGS = shlex.split(os.environ.get("KFORGE_EVAL_FLAGS", ""))
+
+
 def run(args, problem, candidate, baselines=True):
     cmd = [args.kforge, "eval", "--json", "--backend", args.backend, "--problem",
            os.path.join(args.problems, problem), "--candidate", candidate,
@@ -51,6 +57,7 @@ def run(args, problem, candidate, baselines=True):
            "--call-timeout-s", str(args.call_timeout_s), "--policy", args.policy]
     if args.python:
         cmd += ["--python", args.python]
+    cmd += EXTRA_FLAGS
     if not baselines:
         cmd += ["--no-baselines"]
     t0 = time.time()
@@ -105,6 +112,7 @@ def one_lane(args):
             cmd += ["--candidate", path]
         if args.python:
             cmd += ["--python", args.python]
+        cmd += EXTRA_FLAGS
         t0 = time.time()
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
         wall = time.time() - t0

@@ -5,6 +5,7 @@
 #        [results.jsonl]
 # KFORGE_POLICY=kernelbench: under KernelBench's policy, where a candidate's header says what
 # changes (kforge-expect-kernelbench: PyTorch compute beside a real kernel is allowed and listed).
+# KFORGE_EVAL_FLAGS="--light-headers": more kforge eval flags for every candidate.
 set -euo pipefail
 kforge=$(readlink -f "$1")
 backend=${2:-cpu}

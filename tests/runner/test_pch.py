@@ -1,6 +1,7 @@
 """Tests for kforge_runner.pch (the precompiled torch/extension.h): run with
 /usr/bin/python3 -m unittest discover -s tests/runner. Uses g++ and a small stand-in for torch's
 include folder, so it needs no torch and takes seconds."""
+import fcntl
 import json
 import os
 import shutil
@@ -255,6 +256,44 @@ class PchTest(unittest.TestCase):
         _, _, want2 = self.compile("b2", "e2")
         self.assertNotEqual(want2["key"], want1["key"])
         self.assertFalse(want2["used"])
+
+    def test_concurrent_makers_never_make_more_than_max_pchs(self):
+        # Workers start makers for different flag sets at the same time. Before, each worker
+        # counted only finished PCHs before starting its maker, and five were made with a limit
+        # of 4 on the H200; the makers now take slots one at a time under one lock.
+        _, _, want = self.compile("b1", "e1")
+        n = pch.MAX_PCHS + 2
+        wants = [dict(want, key="%032x" % (i + 1), flags=want["flags"] + ["-DKF_V%d" % i])
+                 for i in range(n)]
+        procs = [subprocess.Popen([sys.executable, PCH_PY, "make", self.root, json.dumps(w)],
+                                  env=self.env) for w in wants]
+        for p in procs:
+            self.assertEqual(p.wait(timeout=300), 0)
+        made = [w["key"] for w in wants if os.path.isdir(os.path.join(self.root, w["key"]))]
+        self.assertEqual(len(made), pch.MAX_PCHS, os.listdir(self.root))
+
+    def test_a_pch_being_made_holds_its_slot(self):
+        _, _, want = self.compile("b1", "e1")
+        os.makedirs(self.root, exist_ok=True)
+        held = []
+        for i in range(pch.MAX_PCHS):  # half finished, half being made (their lock held)
+            k = "%032x" % (i + 1)
+            if i % 2:
+                f = open(os.path.join(self.root, k + ".lock"), "w")
+                fcntl.flock(f, fcntl.LOCK_EX)
+                held.append(f)
+            else:
+                os.makedirs(os.path.join(self.root, k))
+        other = dict(want, key="%032x" % 99)
+        try:
+            self.assertEqual(pch.make(self.root, other), 0)
+            self.assertFalse(os.path.exists(os.path.join(self.root, other["key"])))
+        finally:
+            for f in held:
+                f.close()
+        # A maker that died let go of its lock: its slot is free again.
+        self.assertEqual(pch.make(self.root, other), 0)
+        self.assertTrue(os.path.isdir(os.path.join(self.root, other["key"])), os.listdir(self.root))
 
     def test_a_failed_pch_is_remembered_and_the_build_still_works(self):
         with open(os.path.join(self.inc, "torch", "extension.h"), "w") as f:

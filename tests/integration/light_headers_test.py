@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""--light-headers end to end on the CPU backend: a candidate gets the same verdict with and
+without it. On the CPU backend nothing is rewritten (the light rewrite touches only cuda.cu, and
+a CPU candidate has none; main.cpp keeps torch/extension.h for its bindings), so the build stage
+says "unchanged", the artifact is the plain build's (the same key: built once, a cache hit the
+second time), and only the verdict is stored apart (the flag is part of the settings while it
+is on trial).
+
+Usage: light_headers_test.py --kforge build/kforge [--python /usr/bin/python3]
+"""
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+
+from evalcli import check
+import evalcli
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def build_stage(v):
+    return next((s for s in v["stages"] if s["name"] == "build"), {})
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kforge", required=True)
+    ap.add_argument("--python", default=os.environ.get("KFORGE_PYTHON", "/usr/bin/python3"))
+    a = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="kforge-light-test.")
+    cache = os.path.join(tmp, "cache")
+    try:
+        for cand, problem in (("examples/cpu/relu.py", "problems/level1/relu.py"),
+                              ("examples/cpu/broken/compile_error.py", "problems/level1/relu.py")):
+            args = (a.kforge, a.python, cache, os.path.join(ROOT, problem), os.path.join(ROOT, cand))
+            plain = evalcli.evaluate(*args)
+            light = evalcli.evaluate(*args, "--light-headers")
+            bp, bl = build_stage(plain), build_stage(light)
+            print("%s: %s / %s; build %s / %s, light cache hit %s" % (
+                cand, plain["status"], light["status"], bp.get("light_headers"),
+                bl.get("light_headers"), bl.get("cache_hit")))
+            check(plain["status"] == light["status"], cand + ": the same verdict both ways")
+            check(plain["correct_trials"]["total"] == light["correct_trials"]["total"],
+                  cand + ": the same trials both ways")
+            check(bp.get("light_headers") == "off", cand + ": off without the flag")
+            check(bl.get("light_headers") == "unchanged", cand + ": nothing rewritten on cpu")
+            check(bl.get("cache_hit") is True, cand + ": the plain artifact is reused")
+            check([d["message"] for d in plain["diagnostics"] if d["stage"] == "build"] ==
+                  [d["message"] for d in light["diagnostics"] if d["stage"] == "build"],
+                  cand + ": the same compiler diagnostics")
+        check(plain["status"] == "compile_error", "the broken example still fails to compile")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return evalcli.finish("light_headers_test")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
