@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "backend/backend.h"
 #include "common/hash.h"
 #include "eval/impl.h"
 #include "extract/extract.h"
@@ -393,7 +394,9 @@ std::string Evaluator::Impl::StoreKey(const std::string& problem_hash,
   if (!environment) {
     auto fp = builder->Fingerprint();  // a worker's `hello`: no torch import
     if (!fp.ok()) return "";
-    environment = json{{"toolchain", *fp}, {"device", DeviceModel(opt.backend)}};
+    const backend::Device* d = backend::FindDevice(opt.backend);
+    environment = json{{"toolchain", *fp},
+                       {"device", d ? backend::DeviceModel(*d) : "unknown " + opt.backend}};
   }
   return VerdictKey(problem_hash, candidate_hash, settings_digest, *environment);
 }

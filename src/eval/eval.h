@@ -131,11 +131,6 @@ std::vector<Diagnostic> StaticFindings(const extract::Candidate& c, const std::s
 std::filesystem::path DefaultCacheDir();
 // $KFORGE_RUNNER_DIR, else runner/ beside or above the executable, else the source tree.
 std::filesystem::path FindRunnerDir();
-// How many /dev/nvidiaN nodes this machine (or container) has.
-int GpuDeviceNodes();
-
-// "cuda" when an NVIDIA GPU is visible (a /dev/nvidiaN node), else "cpu".
-std::string DefaultBackend();
 // The first of $KFORGE_PYTHON, python3, /usr/bin/python3 that has torch installed.
 std::string DefaultPython();
 // "level1/relu" for .../level1/relu.py; the file stem otherwise.
@@ -155,9 +150,5 @@ std::string JobKey(const std::string& problem_hash, const std::string& candidate
 // arch; and the device model). Verdicts made elsewhere, or with other options, never match.
 std::string VerdictKey(const std::string& problem_hash, const std::string& candidate_hash,
                        const std::string& settings_digest, const nlohmann::json& environment);
-// The model of the devices a backend runs on: the GPUs' models from the NVIDIA driver's files
-// under `proc` (sorted, distinct, comma-separated), or the CPU's model name.
-std::string DeviceModel(const std::string& backend,
-                        const std::filesystem::path& proc = "/proc");
 
 }  // namespace kf::eval

@@ -1,6 +1,5 @@
 // The identities of verdicts and jobs: what a verdict depends on, in one place.
 #include <algorithm>
-#include <fstream>
 #include <map>
 
 #include "common/hash.h"
@@ -23,20 +22,6 @@ json ToleranceJson(const std::map<std::string, double>& m) {
   json j = json::object();
   for (const auto& [dtype, v] : m) j[dtype] = v;
   return j;
-}
-
-// The first line of `path` that starts with `key`, after its colon; "" when there is none.
-std::string FieldOf(const fs::path& path, const std::string& key) {
-  std::ifstream f(path);
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.compare(0, key.size(), key) != 0) continue;
-    auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    auto first = line.find_first_not_of(" \t", colon + 1);
-    return first == std::string::npos ? "" : line.substr(first);
-  }
-  return "";
 }
 
 }  // namespace
@@ -84,25 +69,6 @@ std::string VerdictKey(const std::string& problem_hash, const std::string& candi
                        const std::string& settings_digest, const json& environment) {
   return Sha256Hex("verdict|" + JobKey(problem_hash, candidate_hash, settings_digest) + "|" +
                    environment.dump());
-}
-
-std::string DeviceModel(const std::string& backend, const fs::path& proc) {
-  if (backend == "cuda") {
-    // The driver's own description of each GPU; no CUDA call, so no context in this process.
-    std::vector<std::string> models;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(proc / "driver/nvidia/gpus", ec)) {
-      std::string m = FieldOf(e.path() / "information", "Model");
-      if (!m.empty()) models.push_back(m);
-    }
-    std::sort(models.begin(), models.end());
-    models.erase(std::unique(models.begin(), models.end()), models.end());
-    std::string out;
-    for (const auto& m : models) out += (out.empty() ? "" : ", ") + m;
-    return out.empty() ? "unknown GPU" : out;
-  }
-  std::string cpu = FieldOf(proc / "cpuinfo", "model name");
-  return cpu.empty() ? "unknown CPU" : cpu;
 }
 
 }  // namespace kf::eval

@@ -7,6 +7,7 @@
 #include <optional>
 #include <random>
 
+#include "backend/backend.h"
 #include "execute/execute.h"
 #include "execute/runner_proc.h"
 
@@ -68,7 +69,8 @@ class Lane::Impl {
   void StopConfined();
 
   std::string DeviceName() const {
-    return opt.backend == "cuda" ? "cuda:" + std::to_string(opt.device_index) : "cpu";
+    const backend::Device* d = backend::FindDevice(opt.backend);
+    return d ? d->TorchDevice(opt.device_index) : "cpu";
   }
   // Fills pool slots T0..T(P-1) with inputs drawn from `seed`; returns their descriptors.
   Result<std::vector<nlohmann::json>> PreparePool(const std::string& problem, int pool,
