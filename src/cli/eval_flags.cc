@@ -39,6 +39,7 @@ eval::EvalOptions ToEvalOptions(const EvalFlags& f) {
   opt.exec.allow_libraries = f.allow_libraries;
   opt.exec.policy = execute::ParsePolicy(f.policy).value_or(execute::Policy::kStrict);
   opt.allowlist = f.allowlist;
+  (void)backend::ParseFamilyChoice(f.family, &opt.family);  // the flag's check admits only these
   // Now, so that the settings digest (job ids) covers the list; Evaluator::Create reports a
   // list it cannot read.
   (void)eval::LoadPolicy(&opt);
@@ -113,6 +114,11 @@ void AddRuleFlags(CLI::App* app, EvalFlags* f) {
                   "kernels) or kernelbench (KernelBench's: PyTorch may compute parts of the "
                   "model; the verdict lists which ops)")
       ->check(CLI::IsMember({"strict", "kernelbench"}));
+  app->add_option("--family", f->family,
+                  "the candidates' kernel family: auto (default: triton for a program of "
+                  "@triton.jit kernels without load_inline, else load_inline), load_inline or "
+                  "triton")
+      ->check(CLI::IsMember({"auto", "load_inline", "kernelbench", "triton"}));
   app->add_option("--allowlist", f->allowlist,
                   "the strict policy's ATen allowlist file (default: "
                   "runner/policies/strict_allowed_aten.txt)")

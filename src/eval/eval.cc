@@ -104,7 +104,8 @@ Prepared Evaluator::Impl::Prepare(const fs::path& problem_path, const std::strin
 
   // extract
   auto t0 = Clock::now();
-  p.candidate = extract::Extract(text);
+  p.candidate = extract::Extract(text, opt.family);
+  v.candidate_format = backend::CandidateFormat(p.candidate.family);
   if (opt.reference_as_candidate) {  // plain PyTorch, no kernel of its own: that is the point
     auto& ds = p.candidate.diagnostics;
     ds.erase(std::remove_if(ds.begin(), ds.end(),

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend/backend.h"
 #include "common/status.h"
 #include "execute/execute.h"
 #include "extract/extract.h"
@@ -21,7 +22,10 @@
 namespace kf::eval {
 
 struct EvalOptions {
-  std::string backend = "cpu";            // "cpu" or "cuda"
+  std::string backend = "cpu";            // "cpu" or "cuda" (backend::DeviceNames)
+  // The candidates' kernel family (--family); nothing: detected from each candidate's text
+  // (extract::Extract). Part of the verdict settings.
+  std::optional<backend::Family> family;
   int device_index = 0;
   // One execution lane per entry (GPU indices); empty means one lane on device_index.
   std::vector<int> devices;

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <map>
 
+#include "backend/backend.h"
 #include "common/hash.h"
 #include "eval/eval.h"
 
@@ -13,10 +14,12 @@ namespace {
 
 // Bumped whenever the way a verdict is reached changes without an option changing (a new
 // rule, another trial plan): verdicts stored by older kforge are then not handed back.
-constexpr int kVerdictFormat = 5;  // 3: H03 and kernel-source H13 decided by what runs;
+constexpr int kVerdictFormat = 6;  // 3: H03 and kernel-source H13 decided by what runs;
                                    // 4: dtype comparisons and computed mkdir paths too;
                                    // 5: void functions skipped in the ablation (H02), the
-                                   //    candidate run in the problem's namespace
+                                   //    candidate run in the problem's namespace;
+                                   // 6: Triton candidates (a @triton.jit program without
+                                   //    load_inline was format_error no_kernel before)
 
 json ToleranceJson(const std::map<std::string, double>& m) {
   json j = json::object();
@@ -32,6 +35,7 @@ json VerdictSettings(const EvalOptions& opt) {
   return {
       {"format", kVerdictFormat},
       {"backend", opt.backend},
+      {"family", opt.family ? backend::FamilyName(*opt.family) : "auto"},
       {"baselines", opt.baselines},
       {"reference_as_candidate", opt.reference_as_candidate},
       {"reverify_speedup", opt.reverify_speedup},
