@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "execute/jit_rules.h"
 #include "execute/lane_impl.h"
 #include "extract/guards.h"
 
@@ -24,8 +25,7 @@ std::string DescribeMismatch(const nlohmann::json& o);
 
 class CandidateRun {
  public:
-  CandidateRun(Lane::Impl& lane, const LoadInlineFn& load_inline, const ExecOptions& opt)
-      : lane_(lane), load_inline_(load_inline), opt_(opt) {}
+  CandidateRun(Lane::Impl& lane, const LoadInlineFn& load_inline, const ExecOptions& opt);
 
   ~CandidateRun() { Stop(); }
 
@@ -33,6 +33,9 @@ class CandidateRun {
                  const std::string& code);
 
  private:
+  // Run's stages; false when the run ended early (out_ says how).
+  bool Stages(const ProblemInfo& problem);
+
   bool Spawn();
 
   // Kills the candidate if it is alive, reaps it and removes its private folder.
@@ -87,7 +90,10 @@ class CandidateRun {
   Lane::Impl& lane_;
   const LoadInlineFn& load_inline_;
   const ExecOptions& opt_;
+  const backend::Path& path_;  // the candidate's family on the lane's device
   ExecResult out_;
+  std::string code_;
+  JitStats jit_;  // what the host reported of compiles and launches in its process
   std::string problem_;
   MemoryFacts memory_;
   std::vector<extract::GuardBlock> guards_;  // watched by the host; empty: nothing to watch

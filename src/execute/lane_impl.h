@@ -7,7 +7,6 @@
 #include <optional>
 #include <random>
 
-#include "backend/backend.h"
 #include "execute/execute.h"
 #include "execute/runner_proc.h"
 
@@ -29,8 +28,11 @@ struct ZygoteChild {
   std::filesystem::path workdir;
 };
 // Forks one: `op` is "spawn" (candidate host) or "spawn_judge"; `workdir` is made empty first.
+// `jit_cache`, when given, is made if missing and is the one other folder the child may write
+// (its compiler's cache: ExecOptions::jit_cache).
 Result<ZygoteChild> SpawnFromZygote(RunnerProc& zygote, const std::string& op,
-                                    const std::string& device, const std::filesystem::path& workdir);
+                                    const std::string& device, const std::filesystem::path& workdir,
+                                    const std::filesystem::path& jit_cache = {});
 // Kills its process group, reaps it through the zygote (waiting until it is gone: a large CUDA
 // context takes seconds to give its memory back) and removes its folder. Idempotent.
 void StopZygoteChild(RunnerProc& zygote, ZygoteChild* child);
