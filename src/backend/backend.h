@@ -113,6 +113,11 @@ class Path {
   const Device& device_;
 };
 
+// The reply format a model is asked for on `backend` (prompts/format_<name>.txt): the named
+// family's, else load_inline's, the format a model was always asked for. "" for an unknown
+// backend.
+std::string PromptFormat(std::string_view backend, std::optional<Family> family);
+
 // The path of `family` on `device` (a static object).
 const Path& PathFor(const Device& device, Family family);
 // By backend name; nullptr for an unknown backend.

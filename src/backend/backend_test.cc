@@ -77,6 +77,10 @@ TEST(Path, LoadInlinePrebuildsTritonCompilesInTheCandidate) {
   EXPECT_EQ(cpu.PromptFormat(), "cpu");
   EXPECT_EQ(triton.PromptFormat(), "triton");
   EXPECT_EQ(FindPath("cpu", Family::kTriton)->PromptFormat(), "triton");
+  EXPECT_EQ(PromptFormat("cuda", std::nullopt), "cuda");
+  EXPECT_EQ(PromptFormat("cpu", Family::kLoadInline), "cpu");
+  EXPECT_EQ(PromptFormat("cuda", Family::kTriton), "triton");
+  EXPECT_EQ(PromptFormat("musa", std::nullopt), "");
   EXPECT_STREQ(cuda.EvidenceField(), "extension_calls");
   EXPECT_STREQ(triton.EvidenceField(), "triton_launches");
   EXPECT_NE(triton.StillCorrectMessage().find("ghost replay"), std::string::npos);

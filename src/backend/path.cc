@@ -97,6 +97,11 @@ const Path& PathFor(const Device& device, Family family) {
   return *kPaths->at({device.name, family});
 }
 
+std::string PromptFormat(std::string_view backend, std::optional<Family> family) {
+  const Path* p = FindPath(backend, family.value_or(Family::kLoadInline));
+  return p ? p->PromptFormat() : "";
+}
+
 const Path* FindPath(std::string_view backend, Family family) {
   const Device* d = FindDevice(backend);
   return d ? &PathFor(*d, family) : nullptr;

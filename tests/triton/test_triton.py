@@ -248,6 +248,40 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual(len(folders), 1)  # the candidate's own Triton cache, made for it
 
 
+class Generate(unittest.TestCase):
+    """kforge generate --family triton against a scripted model server: the Triton format and
+    system message are asked for, a compile error comes back with its line, the fix is ok."""
+
+    def test_a_triton_compile_error_is_fed_back_and_repaired(self):
+        sys.path.insert(0, os.path.join(ROOT, "tests", "generate"))
+        from fake_model_server import FakeModelServer
+        with open(os.path.join(ROOT, "examples/triton/broken/compile_error.py")) as f:
+            broken = f.read()
+        with open(os.path.join(ROOT, "examples/triton/relu.py")) as f:
+            honest = f.read()
+        fence = "Here it is.\n\n```python\n%s```\n"
+        with tempfile.TemporaryDirectory(prefix="kforge-triton-gen-") as tmp, \
+                FakeModelServer([fence % broken, fence % honest]) as server:
+            p = subprocess.run(
+                [ARGS.kforge, "generate", "--family", "triton", "--problem",
+                 "problems/level1/relu.py", "--model-url", server.url, "--model", "fake-coder",
+                 "--out", os.path.join(tmp, "out"), "--samples", "1", "--turns", "2",
+                 "--retries", "0", "--backend", "cpu", "--python", PYTHON, "--cache",
+                 os.path.join(tmp, "cache"), "--trials", "2", "--timing-budget-ms", "100"],
+                capture_output=True, text=True, timeout=900, cwd=ROOT)
+            bodies = [q["body"] for q in server.requests]
+        self.assertEqual(p.returncode, 0, p.stdout[-3000:] + p.stderr[-3000:])
+        self.assertIn("sample 0 turn 1: compile_error", p.stdout)
+        self.assertIn("sample 0 turn 2: ok", p.stdout)
+        first = bodies[0]["messages"]
+        self.assertIn("Triton kernels", first[0]["content"])
+        self.assertIn("kernel[grid](...)", first[1]["content"])
+        # The repair prompt names the line Triton's compiler refused (line 16 of the file).
+        repair = bodies[1]["messages"][-1]["content"]
+        self.assertIn("line 16", repair)
+        self.assertIn("zero is not defined", repair)
+
+
 def main():
     global ARGS
     ap = argparse.ArgumentParser()
