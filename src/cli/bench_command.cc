@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "backend/backend.h"
 #include "bench/discover.h"
 #include "bench/metrics.h"
 #include "bench/progress.h"
@@ -303,8 +304,11 @@ int RunBench(const BenchFlags& f) {
         info.compiled_with_pch += st.detail.value("compiled_with_pch", 0);
       }
     }
-    samples.push_back(
-        {records[i].level, records[i].problem, v.status, v.speedup_vs_eager, v.speedup_vs_compile});
+    samples.push_back({records[i].level, records[i].problem, v.status, v.speedup_vs_eager,
+                       v.speedup_vs_compile,
+                       v.candidate_format == backend::CandidateFormat(backend::Family::kTriton)
+                           ? backend::FamilyName(backend::Family::kTriton)
+                           : backend::FamilyName(backend::Family::kLoadInline)});
     done.push_back(std::move(records[i]));
   }
   info.samples = done.size();

@@ -248,6 +248,41 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual(len(folders), 1)  # the candidate's own Triton cache, made for it
 
 
+class Bench(unittest.TestCase):
+    def test_a_mixed_bench_reports_each_family(self):
+        """load_inline and Triton samples in one kforge bench: metrics overall, per level and
+        per family (a column each in the summary, `families` in results.json)."""
+        with tempfile.TemporaryDirectory(prefix="kforge-triton-bench-") as tmp:
+            samples = {"relu": ["examples/cpu/relu.py", "examples/triton/relu.py",
+                                "tests/redteam/triton/h11_abs_kernel.py"],
+                       "softmax": ["examples/triton/softmax.py"]}
+            for problem, files in samples.items():
+                folder = os.path.join(tmp, "samples/level1", problem)
+                os.makedirs(folder)
+                for i, f in enumerate(files):
+                    with open(os.path.join(ROOT, f)) as src, \
+                            open(os.path.join(folder, "sample_%d.py" % i), "w") as dst:
+                        dst.write(src.read())
+            p = subprocess.run(
+                [ARGS.kforge, "bench", "--backend", "cpu", "--python", PYTHON, "--cache",
+                 os.path.join(tmp, "cache"), "--problems", os.path.join(ROOT, "problems/level1"),
+                 "--samples", os.path.join(tmp, "samples"), "--out", os.path.join(tmp, "out"),
+                 "--trials", "2", "--timing-budget-ms", "200", "--call-timeout-s", "30"],
+                capture_output=True, text=True, timeout=1800, cwd=ROOT)
+            self.assertEqual(p.returncode, 0, p.stdout[-3000:] + p.stderr[-3000:])
+            with open(os.path.join(tmp, "out/results.json")) as f:
+                results = json.load(f)
+        families = results["families"]
+        self.assertEqual(sorted(families), ["load_inline", "triton"])
+        self.assertEqual((families["load_inline"]["samples"], families["load_inline"]["correct"]),
+                         (1, 1))
+        self.assertEqual((families["triton"]["samples"], families["triton"]["correct"]), (3, 2))
+        self.assertEqual(families["triton"]["problems"], 2)
+        self.assertEqual(results["overall"]["samples"], 4)
+        header = [line for line in p.stdout.splitlines() if "overall" in line][0]
+        self.assertEqual(header.split(), ["overall", "level1", "load_inline", "triton"])
+
+
 class Generate(unittest.TestCase):
     """kforge generate --family triton against a scripted model server: the Triton format and
     system message are asked for, a compile error comes back with its line, the fix is ok."""
