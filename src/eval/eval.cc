@@ -397,44 +397,9 @@ Status Evaluator::Warm(const fs::path& problem_path, int lane, bool problem_trus
 
 int Evaluator::lanes() const { return static_cast<int>(impl_->lanes.size()); }
 
-std::optional<Verdict> Evaluator::Lookup(const fs::path& problem_path,
-                                         const std::string& candidate_text) {
-  auto src = ReadFile(problem_path);
-  if (!src.ok()) return std::nullopt;
-  std::string key = impl_->StoreKey(Sha256Hex(*src), Sha256Hex(candidate_text));
-  if (key.empty()) return std::nullopt;
-  auto v = impl_->store->GetVerdict(key);
-  if (!v.ok() || !v->has_value()) return std::nullopt;
-  return **v;
-}
-
-std::string Evaluator::StoreKey(const std::string& problem_hash,
-                                const std::string& candidate_hash) {
-  return impl_->StoreKey(problem_hash, candidate_hash);
-}
-
-std::optional<json> Evaluator::Impl::Environment() {
-  std::lock_guard<std::mutex> g(env_mu);
-  if (!environment) {
-    auto fp = builder->Fingerprint();  // a worker's `hello`: no torch import
-    if (!fp.ok()) return std::nullopt;
-    const backend::Device* d = backend::FindDevice(opt.backend);
-    environment = json{{"toolchain", *fp},
-                       {"device", d ? backend::DeviceModel(*d) : "unknown " + opt.backend}};
-  }
-  return environment;
-}
-
 const backend::Path& Evaluator::Impl::PathOf(const extract::Candidate& c) const {
   const backend::Device* d = backend::FindDevice(opt.backend);
   return backend::PathFor(d ? *d : *backend::FindDevice("cpu"), c.family);
-}
-
-std::string Evaluator::Impl::StoreKey(const std::string& problem_hash,
-                                      const std::string& candidate_hash) {
-  auto env = Environment();
-  if (!env) return "";
-  return VerdictKey(problem_hash, candidate_hash, settings_digest, *env);
 }
 
 }  // namespace kf::eval

@@ -1,10 +1,12 @@
-// The identities of verdicts and jobs: what a verdict depends on, in one place.
+// The identities of verdicts and jobs: what a verdict depends on, in one place, and the store
+// key an Evaluator files its verdicts under.
 #include <algorithm>
 #include <map>
 
 #include "backend/backend.h"
 #include "common/hash.h"
 #include "eval/eval.h"
+#include "eval/impl.h"
 
 namespace kf::eval {
 namespace fs = std::filesystem;
@@ -73,6 +75,43 @@ std::string VerdictKey(const std::string& problem_hash, const std::string& candi
                        const std::string& settings_digest, const json& environment) {
   return Sha256Hex("verdict|" + JobKey(problem_hash, candidate_hash, settings_digest) + "|" +
                    environment.dump());
+}
+
+// The store under this evaluator: its keys (the settings, the toolchain and the device model)
+// and what is stored under them.
+std::optional<Verdict> Evaluator::Lookup(const fs::path& problem_path,
+                                         const std::string& candidate_text) {
+  auto src = ReadFile(problem_path);
+  if (!src.ok()) return std::nullopt;
+  std::string key = impl_->StoreKey(Sha256Hex(*src), Sha256Hex(candidate_text));
+  if (key.empty()) return std::nullopt;
+  auto v = impl_->store->GetVerdict(key);
+  if (!v.ok() || !v->has_value()) return std::nullopt;
+  return **v;
+}
+
+std::string Evaluator::StoreKey(const std::string& problem_hash,
+                                const std::string& candidate_hash) {
+  return impl_->StoreKey(problem_hash, candidate_hash);
+}
+
+std::optional<json> Evaluator::Impl::Environment() {
+  std::lock_guard<std::mutex> g(env_mu);
+  if (!environment) {
+    auto fp = builder->Fingerprint();  // a worker's `hello`: no torch import
+    if (!fp.ok()) return std::nullopt;
+    const backend::Device* d = backend::FindDevice(opt.backend);
+    environment = json{{"toolchain", *fp},
+                       {"device", d ? backend::DeviceModel(*d) : "unknown " + opt.backend}};
+  }
+  return environment;
+}
+
+std::string Evaluator::Impl::StoreKey(const std::string& problem_hash,
+                                      const std::string& candidate_hash) {
+  auto env = Environment();
+  if (!env) return "";
+  return VerdictKey(problem_hash, candidate_hash, settings_digest, *env);
 }
 
 }  // namespace kf::eval

@@ -22,6 +22,11 @@ int LastCandidateLine(const std::string& text);
 std::string FormatNumber(double v);
 // One output's mismatch, as the judge described it, in a sentence.
 std::string DescribeMismatch(const nlohmann::json& o);
+// One correctness trial for the verdict, from the judge's check reply: the largest errors over
+// the outputs and, for a wrong answer, where its first wrong output first differs.
+nlohmann::json TrialRecord(const std::string& label, const nlohmann::json& check);
+// "batch_size=300, dim=20000": a shape variant's sizes.
+std::string VariantSizes(const nlohmann::json& variant);
 
 class CandidateRun {
  public:
