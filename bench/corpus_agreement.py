@@ -158,6 +158,11 @@ def classify(m, status, diags):
     if status == "runtime_error" and "positional argument" in text:
         return "problem version", "forward takes other arguments than the problem's " \
             "get_inputs() gives: written for another version of the problem"
+    if status == "runtime_error" and any(k in text for k in (
+            "illegal memory access", "EXECUTION_FAILED", "unspecified launch failure",
+            "misaligned address", "CUDA error")):
+        return "crash", "the candidate's kernel faults on this machine (an out-of-bounds " \
+            "access that the source's run did not trip over, or a later call failing on it)"
     if status == "incorrect" and any(c in codes for c in ("mismatch", "wrong_output", "nan")):
         return "wrong output", "a failing trial (the source's check passed it)"
     if m["recorded"].get("compiled") is False and status in ("ok", "incorrect", "runtime_error"):

@@ -284,6 +284,7 @@ def configure(root, make_missing=False):
     if not root or not real:
         os.environ["CXX"] = _original_cxx
         os.environ.pop("KFORGE_PCH_DIR", None)
+        os.environ.pop("KFORGE_REAL_CXX", None)  # else real_cxx() would still name it
         return
     if make_missing:
         os.environ["KFORGE_PCH_WAIT_S"] = str(WAIT_S)

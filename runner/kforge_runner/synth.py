@@ -4,7 +4,11 @@
     python3 -m kforge_runner.synth time [--device cpu|cuda] [--stop-ms MS] PATH...
 
 check: the lint-problems checks (lint.lint_problem: finite, not zeros, not a constant, not an
-input, not a subsample, varies more than the tolerance), then the reference on each entry of
+input, not a subsample, varies more than the tolerance), then, for a half or bfloat16 problem,
+that float math passes its own tolerance (the model and inputs upcast to float32, the result
+rounded back, compared with the judge's test: a problem whose low-precision reference rounds
+away from float math by more than that is one an honest kernel fails), then the reference on
+each entry of
 KFORGE_SHAPE_VARIANTS (it must run and stay finite, as the judge requires at load time), then
 the median eager time of the main shape set. One line per problem:
 {"problem", "ok", "findings": [{"code", "message"}], "reference_ms"}.
@@ -16,6 +20,7 @@ per variant). One line per problem: {"problem", "ms": [...]}.
 Exit status 0 whatever the problems do (2 on a usage error).
 """
 import argparse
+import copy
 import json
 import statistics
 import sys
@@ -59,6 +64,37 @@ def _variant_inputs(module, variant, device):
             setattr(module, k, v)
 
 
+LOW_PRECISION = (torch.float16, torch.bfloat16)
+
+
+def _upcast(x):
+    return x.float() if isinstance(x, torch.Tensor) and x.dtype in LOW_PRECISION else x
+
+
+def conditioning(module, model, device, seed=lint.DRAW_SEEDS[0]):
+    """A finding when float math misses the problem's own tolerance on a low-precision output,
+    else None. Float math is what an honest kernel that accumulates in float32 computes; the
+    judge compares with the reference rounded step by step in half or bfloat16."""
+    inputs = lint.draw(module, seed, device)
+    refs = lint.reference(model, inputs)
+    if not any(r.dtype in LOW_PRECISION for r in refs):
+        return None
+    wide = copy.deepcopy(model).float()
+    refs32 = lint.reference(wide, [_upcast(x) for x in inputs])
+    for k, (r, r32) in enumerate(zip(refs, refs32)):
+        if r.dtype not in LOW_PRECISION:
+            continue
+        tol = lint.TOLERANCE[r.dtype]
+        if not lint._close(r32, r, tol):
+            return {"code": "ill_conditioned",
+                    "message": "output %d: float32 math rounded to %s differs from the %s "
+                               "reference beyond its tolerance %g on %.1f%% of the elements (an "
+                               "honest kernel would fail)" % (
+                                   k, str(r.dtype)[6:], str(r.dtype)[6:], tol,
+                                   100.0 * (1.0 - lint._frac_close(r32, r, tol)))}
+    return None
+
+
 def check(path, device, seeds):
     result = lint.lint_problem(path, device, seeds)
     findings = list(result["findings"])
@@ -67,6 +103,9 @@ def check(path, device, seeds):
         return out
     try:
         module, model = lint.load_problem(path, device)
+        bad = conditioning(module, model, device)
+        if bad:
+            findings.append(bad)
         for i, v in enumerate(getattr(module, "KFORGE_SHAPE_VARIANTS", []) or []):
             refs = lint.reference(model, _variant_inputs(module, v, device))
             if not all(bool(torch.isfinite(r).all()) for r in refs if r.is_floating_point()):

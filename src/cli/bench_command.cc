@@ -260,7 +260,8 @@ int RunBench(const BenchFlags& f) {
         --progress.total;
         continue;
       }
-      pl.Submit({pf.path, std::move(text)}, [&, i](const Verdict& v, bool from_store) {
+      pl.Submit({pf.path, std::move(text)}, [&, i](const Verdict& v, pipeline::Outcome how) {
+        const bool from_store = how == pipeline::Outcome::kFromStore;
         std::lock_guard<std::mutex> g(mu);
         records[i].verdict = v;
         records[i].from_store = from_store;

@@ -52,24 +52,18 @@ int RunEval(const EvalCommandFlags& f) {
   }
   eval::EvalOptions opt = ToEvalOptions(f.eval);
 
-  auto ev = eval::Evaluator::Create(opt);
-  if (!ev.ok()) {
-    std::cerr << "kforge eval: " << ev.status().message() << "\n";
+  // Through the one engine: candidates are built in the order given while earlier ones run,
+  // and share one lane (one judge, one zygote, the problem loaded once). `eval` always
+  // evaluates: no stored verdict.
+  auto engine = pipeline::MakePipeline(opt, pipeline::InOrder());
+  if (!engine.ok()) {
+    std::cerr << "kforge eval: " << engine.status().message() << "\n";
     return kExitInfra;
   }
-  // Through the one engine: candidates are built in the order given while earlier ones run,
-  // and share one lane (one judge, one zygote, the problem loaded once). One build thread keeps
-  // the order of builds that of the command line (a later candidate finds an earlier one's
-  // extension in the cache). `eval` always evaluates: no stored verdict.
-  pipeline::PipelineOptions po;
-  po.build_threads = 1;
-  po.reuse_stored = false;
-  po.warm_lanes = false;
-  pipeline::Pipeline engine(pipeline::EvaluatorStages(std::move(ev.value())), po);
   std::vector<std::future<Verdict>> verdicts;
   for (const auto& text : texts) {
-    verdicts.push_back(std::async(std::launch::async, [&engine, &f, text] {
-      return engine.Evaluate({f.problem, text});
+    verdicts.push_back(std::async(std::launch::async, [&pl = **engine, &f, text] {
+      return pl.Evaluate({f.problem, text});
     }));
   }
   int rc = kExitOk;

@@ -59,18 +59,14 @@ int RunFeasibility(const FeasibilityFlags& f) {
   opt.reference_as_candidate = true;
   opt.exec.runtime_rules = false;
   opt.baselines = false;  // the reference's time is the timed call's
-  auto ev = eval::Evaluator::Create(opt);
-  if (!ev.ok()) {
-    std::cerr << "kforge feasibility: " << ev.status().message() << "\n";
-    return kExitInfra;
-  }
   // Through the one engine, one problem at a time (their memory is measured one by one): no
   // warming of others on the lane, no stored verdicts.
-  pipeline::PipelineOptions po;
-  po.build_threads = 1;
-  po.reuse_stored = false;
-  po.warm_lanes = false;
-  pipeline::Pipeline engine(pipeline::EvaluatorStages(std::move(ev.value())), po);
+  auto made = pipeline::MakePipeline(opt, pipeline::InOrder());
+  if (!made.ok()) {
+    std::cerr << "kforge feasibility: " << made.status().message() << "\n";
+    return kExitInfra;
+  }
+  pipeline::Pipeline& engine = **made;
   auto earlier = Earlier(f.out);
   std::ofstream out(f.out, std::ios::app);
   if (!out) {

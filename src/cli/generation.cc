@@ -86,14 +86,9 @@ Result<std::unique_ptr<model::ModelClient>> MakeClient(const ModelSetup& f, int 
 }
 
 Result<std::unique_ptr<pipeline::Pipeline>> MakeGenerationEngine(const eval::EvalOptions& opt) {
-  auto ev = eval::Evaluator::Create(opt);
-  if (!ev.ok()) {
-    return ev.status();
-  }
   pipeline::PipelineOptions po;
   po.build_threads = std::max(1, opt.build_workers);
-  return std::make_unique<pipeline::Pipeline>(pipeline::EvaluatorStages(std::move(ev.value())),
-                                              po);
+  return pipeline::MakePipeline(opt, po);
 }
 
 std::string ProgressLine(const agent::Turn& t) {

@@ -4,6 +4,8 @@
 
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
+#include "eval/eval.h"
+#include "pipeline/pipeline.h"
 #include "queue/worker.h"
 
 namespace kf::cli {
@@ -43,13 +45,15 @@ int RunWorkerCommand(const WorkerFlags& f) {
   wo.reclaim_idle = std::chrono::milliseconds(f.reclaim_idle_ms);
   wo.max_deliveries = f.max_deliveries;
   wo.max_jobs = f.max_jobs;
+  wo.build_threads = eo.build_workers;
   auto ev = eval::Evaluator::Create(eo);
   if (!ev.ok()) {
     std::cerr << "kforge worker: " << ev.status().message() << "\n";
     return kExitInfra;
   }
   const auto& stop = StopOnSignals();
-  Status s = queue::RunWorker(wo, ev->get(), stop, std::cerr);
+  Status s =
+      queue::RunWorker(wo, pipeline::EvaluatorStages(std::move(ev.value())), stop, std::cerr);
   if (!s.ok()) {
     std::cerr << "kforge worker: " << s.message() << "\n";
     return kExitInfra;

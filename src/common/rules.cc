@@ -104,8 +104,10 @@ const std::vector<Rule>& Rules() {
       {"H15", "harness-detection",
        "behaves differently in correctness and timing runs (counts calls, reads the stack or the "
        "environment)",
-       "one code path and one process for both; timed outputs are checked; static ban on reading "
-       "the environment, the stack and the tracer",
+       "one code path and one process for both; timed outputs are checked, and a wrong one is "
+       "called again untimed (right then, or right answers turning wrong over calls, is H15; "
+       "wrong either way is incorrect); static ban on reading the environment, the stack and "
+       "the tracer",
        "Behave the same on every call: no call counting, stack, environment or profiler "
        "inspection."},
       {"H16", "read-expected",

@@ -19,7 +19,8 @@ namespace {
 constexpr int kVerdictFormat = 6;  // 3: H03 and kernel-source H13 decided by what runs;
                                    // 4: dtype comparisons and computed mkdir paths too;
                                    // 5: void functions skipped in the ablation (H02), the
-                                   //    candidate run in the problem's namespace;
+                                   //    candidate run in the problem's namespace, wrong timed
+                                   //    outputs H15 only where untimed calls show it;
                                    // 6: Triton candidates (a @triton.jit program without
                                    //    load_inline was format_error no_kernel before)
 

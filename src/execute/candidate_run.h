@@ -1,6 +1,7 @@
-// One candidate's run on a lane (run.cc: the process's lifecycle, loading, the correctness
-// trials, the ablation call; timed_run.cc: timing and the wall-clock bound). Internal to
-// execute.
+// One candidate's run on a lane, a script of requests: spawn, load, the correctness trials
+// (their plan: trial_plan.h), timing and the wall-clock bound (timed_run.cc; the H07/busy
+// decision: JudgeWallClock), the ablation call. What replies mean is decided in replies.h; the
+// process's lifecycle is CandidateProcess's. Internal to execute.
 #pragma once
 
 #include <chrono>
@@ -8,25 +9,15 @@
 #include <string>
 #include <vector>
 
+#include "execute/candidate_process.h"
 #include "execute/jit_rules.h"
 #include "execute/lane_impl.h"
+#include "execute/replies.h"
 #include "extract/guards.h"
 
 namespace kf::execute {
 
 double MsSince(std::chrono::steady_clock::time_point t0);
-Diagnostic Diag(const std::string& stage, const std::string& code, const std::string& message,
-                int line = 0, const std::string& hint = "");
-// The last `File "candidate.py", line N` in a traceback or faulthandler dump.
-int LastCandidateLine(const std::string& text);
-std::string FormatNumber(double v);
-// One output's mismatch, as the judge described it, in a sentence.
-std::string DescribeMismatch(const nlohmann::json& o);
-// One correctness trial for the verdict, from the judge's check reply: the largest errors over
-// the outputs and, for a wrong answer, where its first wrong output first differs.
-nlohmann::json TrialRecord(const std::string& label, const nlohmann::json& check);
-// "batch_size=300, dim=20000": a shape variant's sizes.
-std::string VariantSizes(const nlohmann::json& variant);
 
 class CandidateRun {
  public:
@@ -44,23 +35,19 @@ class CandidateRun {
   bool Spawn();
 
   // Kills the candidate if it is alive, reaps it and removes its private folder.
-  void Stop();
+  void Stop() { proc_.Stop(); }
 
-  // Collects how a candidate that closed its channel ended: "signal 11 (Segmentation fault)".
-  std::string Reap();
-
-  // Sends a request and serves the candidate's load_inline events until the answer comes.
-  // Deadlines exclude time spent building for it.
+  // CandidateProcess::Ask, noting a failed load_inline build and the jit facts (Triton's
+  // compiles and launches) for the verdict.
   Result<nlohmann::json> Ask(const nlohmann::json& msg, std::chrono::milliseconds timeout);
 
   // Handles a failed Ask or a refused request; returns false (the run is over).
   bool Failed(const std::string& stage, const std::string& what, const Result<nlohmann::json>& r,
               std::chrono::milliseconds timeout);
 
-  bool Refused(const std::string& stage, const std::string& what, const nlohmann::json& r);
-
-  // A trial on another size the problem allows went wrong (H19).
-  static Diagnostic ShapeDiag(const nlohmann::json& variant, const std::string& detail);
+  // Ends the run with a failure: its outcome and diagnostic; the process is stopped unless the
+  // failure is the infrastructure's.
+  bool End(const Failure& f);
 
   // The judge's verdict on what the candidate wrote into a slot's output buffers.
   // `perturb`, for timed outputs: the seed and index of the timed call that wrote them.
@@ -77,8 +64,9 @@ class CandidateRun {
   // Timing, the wall-clock bound and the timed outputs (timed_run.cc).
   bool Time();
 
-  // The extension must do the work: with its tensor results replaced by NaN, the answer has to
-  // be wrong (H02: a decoy kernel beside the real computation).
+  // The candidate's own kernels must do the work: with them made no-ops (the extension's tensor
+  // results NaN; for Triton, the ghost replay: every launch skipped), the answer has to be
+  // wrong (H02: a decoy kernel beside the real computation).
   bool Ablate();
 
   // H03: true (and the verdict is cheat) when the call's reply shows that an except branch,
@@ -93,7 +81,7 @@ class CandidateRun {
 
  private:
   Lane::Impl& lane_;
-  const LoadInlineFn& load_inline_;
+  CandidateProcess proc_;  // the candidate host
   const ExecOptions& opt_;
   const backend::Path& path_;  // the candidate's family on the lane's device
   ExecResult out_;
@@ -102,8 +90,6 @@ class CandidateRun {
   std::string problem_;
   MemoryFacts memory_;
   std::vector<extract::GuardBlock> guards_;  // watched by the host; empty: nothing to watch
-  ZygoteChild proc_;                         // the candidate host
-  Channel chan_;                             // its channel (moved out of proc_)
 };
 
 }  // namespace kf::execute

@@ -1,10 +1,6 @@
-// One candidate's run: spawn from the zygote, load, correctness trials, timing.
-#include <signal.h>
-
-#include <algorithm>
-#include <fstream>
-#include <random>
-#include <regex>
+// One candidate's run: spawn, load, the correctness trials, the ablation call (timing and the
+// wall-clock bound: timed_run.cc).
+#include <unistd.h>
 
 #include "common/rules.h"
 #include "execute/candidate_run.h"
@@ -16,6 +12,10 @@ namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
+
+double MsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
 
 namespace {
 
@@ -29,7 +29,7 @@ const backend::Device& DeviceOf(const std::string& backend) {
 CandidateRun::CandidateRun(Lane::Impl& lane, const LoadInlineFn& load_inline,
                            const ExecOptions& opt)
     : lane_(lane),
-      load_inline_(load_inline),
+      proc_(lane.zygote, load_inline),
       opt_(opt),
       path_(backend::PathFor(DeviceOf(lane.opt.backend), opt.family)) {}
 
@@ -74,136 +74,40 @@ bool CandidateRun::Stages(const ProblemInfo& problem) {
 }
 
 bool CandidateRun::Spawn() {
-  auto child = SpawnFromZygote(lane_.zygote, "spawn", lane_.DeviceName(),
-                               lane_.opt.work_dir / ("cand-" + std::to_string(getpid()) + "-" +
-                                                     std::to_string(++lane_.spawned)),
-                               opt_.jit_cache);
-  if (!child.ok()) return Infra(child.status().message());
-  proc_ = std::move(child.value());
-  chan_ = std::move(proc_.chan);
-  return true;
-}
-
-void CandidateRun::Stop() {
-  chan_.Close();
-  StopZygoteChild(lane_.zygote, &proc_);
-}
-
-std::string CandidateRun::Reap() {
-  auto r = lane_.zygote.Request({{"op", "reap"}, {"pid", proc_.pid}, {"timeout_s", 5}},
-                                milliseconds(10000));
-  if (!r.ok()) return "it ended";
-  if (r->value("running", false)) {
-    ::kill(-proc_.pid, SIGKILL);
-    ::kill(proc_.pid, SIGKILL);
-    r = lane_.zygote.Request({{"op", "reap"}, {"pid", proc_.pid}, {"timeout_s", 5}},
-                             milliseconds(10000));
-    if (!r.ok()) return "it closed its channel";
-  }
-  proc_.pid = -1;
-  if (r->contains("signal")) {
-    int sig = (*r)["signal"].get<int>();
-    return "it was killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
-  }
-  return "it exited with code " + std::to_string(r->value("exit_code", -1));
+  Status s = proc_.Spawn(lane_.DeviceName(),
+                         lane_.opt.work_dir / ("cand-" + std::to_string(getpid()) + "-" +
+                                               std::to_string(++lane_.spawned)),
+                         opt_.jit_cache);
+  return s.ok() || Infra(s.message());
 }
 
 Result<json> CandidateRun::Ask(const json& msg, milliseconds timeout) {
-  if (auto s = chan_.Send(msg); !s.ok()) return Status::Unavailable(s.message());
-  auto deadline = Clock::now() + timeout;
-  for (;;) {
-    auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) return Status::Timeout("deadline");
-    auto r = chan_.Receive(left);
-    if (!r.ok()) return r.status();
-    if (r->value("event", "") != "load_inline") {
-      AddJitReport(*r, &jit_);
-      return r;
-    }
-    auto b0 = Clock::now();
-    LoadInlineReply reply = load_inline_((*r)["args"]);
-    deadline += Clock::now() - b0;
-    if (!reply.ok) out_.build_failed = true;
-    json j = {{"ok", reply.ok},
-              {"so_path", reply.so_path},
-              {"module_name", reply.module_name},
-              {"message", reply.message}};
-    if (auto s = chan_.Send(j); !s.ok()) return Status::Unavailable(s.message());
-  }
+  auto r = proc_.Ask(msg, timeout);
+  if (proc_.build_failed()) out_.build_failed = true;
+  if (r.ok()) AddJitReport(*r, &jit_);
+  return r;
 }
 
 bool CandidateRun::Failed(const std::string& stage, const std::string& what, const Result<json>& r,
                           milliseconds timeout) {
-  if (!r.ok() && r.status().code() == Code::kTimeout) {
-    Stop();
-    out_.outcome = Outcome::kTimeout;
-    out_.diagnostics.push_back(Diag(stage, "timeout",
-                                    "the candidate did not finish " + what + " within " +
-                                        std::to_string(timeout.count() / 1000) +
-                                        " s and was killed",
-                                    0, "Look for an infinite loop or a kernel that never ends."));
-    return false;
+  if (!r.ok() && r.status().code() == Code::kTimeout) return End(TimedOut(stage, what, timeout));
+  if (!r.ok()) {  // it died: how, and its output's last lines
+    const std::string how = proc_.Reap();
+    return End(Crashed(stage, what, how, ReadTail(proc_.workdir() / "output.log", 3000)));
   }
-  if (!r.ok()) {
-    std::string how = Reap();
-    std::string log = ReadTail(proc_.workdir / "output.log", 3000);
-    Diagnostic d = Diag(stage, "crash", "the candidate process died during " + what + ": " + how,
-                        LastCandidateLine(log),
-                        "Check memory accesses: indices, sizes and pointers passed to kernels.");
-    d.excerpt = log;
-    out_.outcome = Outcome::kRuntimeError;
-    out_.diagnostics.push_back(d);
-    return false;
-  }
-  return Refused(stage, what, *r);
-}
-
-bool CandidateRun::Refused(const std::string& stage, const std::string& what, const json& r) {
-  std::string kind = r.value("kind", "exception");
-  std::string message = r.value("message", "failed");
-  int line = r.value("line", 0);
-  Diagnostic d = Diag(stage, kind, message, line);
-  if (r.contains("traceback")) d.excerpt = r["traceback"].get<std::string>();
-  if (kind == "jit_compile_error") {  // Triton's compiler, inside the candidate's process
-    out_.outcome = Outcome::kCompileError;
+  if (r->value("kind", "") == "jit_compile_error") {
+    // Triton's compiler, inside the candidate's process: located in the candidate's code.
     out_.build_failed = true;
-    d = JitCompileDiagnostic(r, code_);  // its excerpt: the candidate's line (eval adds it)
-  } else if (kind == "build_failed" || out_.build_failed) {
-    out_.outcome = Outcome::kCompileError;
-    d.code = "compile_error";
-  } else if (kind == "syntax_error" || kind == "no_model_new") {
-    out_.outcome = Outcome::kFormatError;
-    d.col = r.value("col", 0);
-  } else if (kind == "cheat") {
-    out_.outcome = Outcome::kCheat;
-    d.code = r.value("rule", "cheat");
-    d.message = message;
-    d.hint = RuleHint(d.code);
-  } else if (kind == "wrong_output") {
-    std::string rule = r.value("rule", "");
-    out_.outcome = rule == "H14" ? Outcome::kCheat : Outcome::kIncorrect;
-    d.code = rule == "H14" ? "H14" : "wrong_output";
-    d.hint = rule == "H14" ? RuleHint("H14")
-                           : "Return outputs with the reference's count, shape, dtype and device.";
-  } else if (kind == "internal") {
-    return Infra(message);
-  } else {
-    out_.outcome = Outcome::kRuntimeError;
-    d.message = what + " raised " + message;
-    d.hint = kind == "cuda_error" ? "A CUDA error: check indices, launch bounds and sizes."
-                                  : "Fix the exception; the traceback shows where it was raised.";
+    return End({Outcome::kCompileError, JitCompileDiagnostic(*r, code_)});
   }
-  out_.diagnostics.push_back(d);
-  Stop();
-  return false;
+  return End(Refusal(stage, what, *r, out_.build_failed));
 }
 
-Diagnostic CandidateRun::ShapeDiag(const json& variant, const std::string& detail) {
-  const std::string sizes = VariantSizes(variant);
-  return Diag("correctness", "H19",
-              "wrong on inputs of another size the problem allows (" + sizes + ")" +
-                  (detail.empty() ? "" : ": " + detail),
-              0, RuleHint("H19"));
+bool CandidateRun::End(const Failure& f) {
+  out_.outcome = f.outcome;
+  out_.diagnostics.push_back(f.diagnostic);
+  if (f.outcome != Outcome::kInfraError) Stop();  // else the destructor does, as for Infra
+  return false;
 }
 
 Result<json> CandidateRun::CheckSlot(const std::string& slot, const json& perturb) {

@@ -1,6 +1,8 @@
 // A candidate's timing: batches driven by the stopping rule on a rotation of fresh input sets,
 // the reported times checked against the wall clock (JudgeWallClock: H07, or a busy machine),
 // the outputs of timed calls checked (H15).
+#include <optional>
+
 #include "common/rules.h"
 #include "execute/candidate_run.h"
 #include "execute/host_times.h"
@@ -32,7 +34,7 @@ bool CandidateRun::Time() {
   int next_first = 0, last_iters = 0;
   // What the host's threads did meanwhile, from /proc: the main thread's waits for a CPU in
   // the bounded batches (`waited`), and every thread's CPU over the whole span (`span0`).
-  const pid_t host = HostOf(proc_.pid);
+  const pid_t host = HostOf(proc_.pid());
   const HostTimes span0 = ReadHostTimes(host);
   const auto timing_start = Clock::now();
   HostTimes waited;
@@ -152,6 +154,11 @@ bool CandidateRun::Time() {
     }
     if (FellBack(*r, "a call on the timing inputs")) return false;
   }
+  // Every timed slot's last outputs against the judge's own rewrite of its inputs.
+  std::vector<size_t> wrong;
+  std::optional<size_t> right;
+  std::string detail;
+  bool ruled = false;
   for (size_t i = 0; i < names.size(); ++i) {
     if (last_index[i] < 0) continue;  // never timed (fewer calls than slots)
     auto e = Ask({{"op", "emit"}, {"slot", names[i]}, {"buffers", (*pool)[i]}}, opt_.call_timeout);
@@ -159,22 +166,61 @@ bool CandidateRun::Time() {
       return Failed("timing", "returning timed outputs", e, opt_.call_timeout);
     auto c = CheckSlot(names[i], {{"seed", perturb_seed}, {"index", last_index[i]}});
     if (!c.ok()) return Infra("the judge failed to check timed outputs: " + c.status().message());
-    if (!c->value("pass", false)) {
-      std::string detail =
-          c->contains("rule") ? c->value("message", "") : DescribeMismatch((*c)["outputs"][0]);
-      // Right in the correctness trials, wrong when timed: it behaves differently when it
-      // is being measured (H15), which is cheating, not an honest mistake.
-      out_.outcome = Outcome::kCheat;
-      out_.diagnostics.push_back(Diag("timing", "H15",
-                                      "outputs of the timed calls are wrong (" + detail +
-                                          "): the kernel behaves differently when timed",
-                                      0, RuleHint("H15")));
-      Stop();
-      return false;
+    if (c->value("pass", false)) {
+      if (!right) right = i;
+      continue;
     }
+    if (wrong.empty()) {
+      ruled = c->contains("rule");  // a rule broken (an alias, a changed input), not a mismatch
+      detail = ruled ? c->value("message", "") : DescribeMismatch((*c)["outputs"][0]);
+    }
+    wrong.push_back(i);
   }
-  out_.timing = *t;
-  return true;
+  if (wrong.empty()) {
+    out_.timing = *t;
+    return true;
+  }
+  // Right in the correctness trials, wrong when timed. Decide by what runs whether it behaves
+  // differently when measured (H15) or is simply wrong on these inputs: call it again, untimed,
+  // on the same inputs, and on a timed set it got right.
+  auto untimed_right = [&](size_t i) -> Result<bool> {
+    auto r = Ask({{"op", "call"}, {"slot", names[i]}, {"buffers", (*pool)[i]}}, opt_.call_timeout);
+    if (!r.ok() || !r->value("ok", false)) return false;  // it fails on them untimed too
+    auto c = CheckSlot(names[i], {{"seed", perturb_seed}, {"index", last_index[i]}});
+    if (!c.ok()) return c.status();
+    return c->value("pass", false);
+  };
+  TimedOutputFacts facts_after;
+  facts_after.some_set_right = right.has_value() && !ruled;
+  if (facts_after.some_set_right) {
+    auto again = untimed_right(wrong[0]);
+    if (!again.ok()) return Infra("the judge failed to check a call: " + again.status().message());
+    auto before = untimed_right(*right);
+    if (!before.ok()) return Infra("the judge failed to check a call: " + before.status().message());
+    facts_after.wrong_set_right_untimed = *again;
+    facts_after.right_set_still_right = *before;
+  }
+  std::string why;
+  if (JudgeTimedOutputs(facts_after, &why) == TimedOutputs::kCheat) {
+    out_.outcome = Outcome::kCheat;
+    out_.diagnostics.push_back(Diag("timing", "H15",
+                                    "outputs of the timed calls are wrong (" + detail + "); " +
+                                        why + ": the kernel behaves differently when timed",
+                                    0, RuleHint("H15")));
+    Stop();
+    return false;
+  }
+  // Wrong again on those inputs untimed, still right on the others: an honest mistake that the
+  // correctness trials happened not to meet (a kernel right on some inputs only). The timing
+  // set counts as one more trial, failed.
+  out_.outcome = Outcome::kIncorrect;
+  out_.trials_total += 1;
+  out_.diagnostics.push_back(Diag("timing", "mismatch",
+                                  "a timing input set, " + detail + " (" + why +
+                                      "; right on the correctness trials)",
+                                  0, "Compare your indexing and formula with Model.forward."));
+  Stop();
+  return false;
 }
 
 }  // namespace kf::execute

@@ -56,4 +56,18 @@ WallClock JudgeWallClock(const WallClockFacts& f) {
   return WallClock::kEscaped;
 }
 
+TimedOutputs JudgeTimedOutputs(const TimedOutputFacts& f, std::string* why) {
+  if (!f.some_set_right) {
+    *why = "every timed input set came back wrong";
+  } else if (f.wrong_set_right_untimed) {
+    *why = "the same inputs give the right answer when the call is not timed";
+  } else if (!f.right_set_still_right) {
+    *why = "inputs it answered right before now come back wrong: it changes over calls";
+  } else {
+    *why = "wrong on those inputs timed or not, right on the other sets";
+    return TimedOutputs::kIncorrect;
+  }
+  return TimedOutputs::kCheat;
+}
+
 }  // namespace kf::execute

@@ -1,6 +1,7 @@
-// The two decisions of a candidate's run that need no process: which correctness trials run in
-// which order (PlanTrials), and what a gap between the wall clock and the reported times means
-// (JudgeWallClock). Pure functions, tested on synthetic numbers (trial_plan_test.cc).
+// The decisions of a candidate's run that need no process: which correctness trials run in
+// which order (PlanTrials), what a gap between the wall clock and the reported times means
+// (JudgeWallClock), and what wrong timed outputs mean (JudgeTimedOutputs). Pure functions,
+// tested on synthetic facts (trial_plan_test.cc).
 #pragma once
 
 #include <cstddef>
@@ -50,5 +51,20 @@ enum class WallClock { kWithin, kBusy, kEscaped };
 // 20 ms + 10% of the span, no child process); else kEscaped (cheat H07).
 bool BeyondBound(double gap_ms, double median_ms);
 WallClock JudgeWallClock(const WallClockFacts& f);
+
+// A candidate right in every correctness trial came back wrong on a timed input set. What the
+// untimed calls made after timing showed: the same wrong set called again without the timer,
+// and a set it got right while timed (if any) called again.
+struct TimedOutputFacts {
+  bool some_set_right = false;      // at least one timed set came back right
+  bool wrong_set_right_untimed = false;
+  bool right_set_still_right = false;
+};
+enum class TimedOutputs { kCheat, kIncorrect };
+// H15 (it behaves differently when measured) when every timed set was wrong, when the same
+// inputs are right untimed, or when a set it got right before is now wrong (it changes over
+// calls); else kIncorrect: wrong on those inputs whether timed or not, an honest mistake the
+// correctness trials happened not to meet. `why` says which, for the diagnostic.
+TimedOutputs JudgeTimedOutputs(const TimedOutputFacts& f, std::string* why);
 
 }  // namespace kf::execute

@@ -78,5 +78,19 @@ TEST(WallClock, EscapedWorkIsACheatUnlessTheHostOnlyWaited) {
   EXPECT_EQ(JudgeWallClock(unknown), WallClock::kEscaped);
 }
 
+TEST(TimedOutputs, WrongWhenTimedIsACheatOnlyWhereTheUntimedCallsShowIt) {
+  std::string why;
+  // A call counter: every timed set wrong, or right sets turning wrong later.
+  EXPECT_EQ(JudgeTimedOutputs({false, false, false}, &why), TimedOutputs::kCheat);
+  EXPECT_EQ(JudgeTimedOutputs({true, false, false}, &why), TimedOutputs::kCheat);
+  EXPECT_NE(why.find("changes over calls"), std::string::npos);
+  // Right on the same inputs when not timed: it detects the timer.
+  EXPECT_EQ(JudgeTimedOutputs({true, true, true}, &why), TimedOutputs::kCheat);
+  EXPECT_NE(why.find("not timed"), std::string::npos);
+  // Wrong on those inputs either way, right on the others: a kernel right on some inputs
+  // only (the off-by-one softmax under a loose tolerance), not a cheat.
+  EXPECT_EQ(JudgeTimedOutputs({true, false, true}, &why), TimedOutputs::kIncorrect);
+}
+
 }  // namespace
 }  // namespace kf::execute

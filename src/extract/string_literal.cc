@@ -2,17 +2,11 @@
 // line of the value came from (so compiler errors in kernel sources map back to the candidate).
 #include <cstdint>
 
+#include "common/hash.h"
 #include "extract/tokenizer.h"
 
 namespace kf::extract {
 namespace {
-
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 // Encodes a code point as UTF-8. Lone surrogates are encoded as three bytes like any other
 // code point: Python allows them in str, and we only need a faithful byte string.

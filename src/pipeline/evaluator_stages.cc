@@ -1,5 +1,6 @@
 // EvaluatorStages: the Pipeline's stages done by an eval::Evaluator (borrowed or owned), the
-// adapter every command uses; tests give the Pipeline fakes instead (pipeline_fakes.h).
+// adapter every command uses (MakePipeline); tests give the Pipeline fakes instead
+// (pipeline_fakes.h).
 #include "pipeline/pipeline.h"
 
 namespace kf::pipeline {
@@ -40,6 +41,20 @@ std::unique_ptr<Stages> EvaluatorStages(eval::Evaluator* ev) {
 }
 std::unique_ptr<Stages> EvaluatorStages(std::unique_ptr<eval::Evaluator> ev) {
   return std::make_unique<EvaluatorStagesImpl>(std::move(ev));
+}
+
+Result<std::unique_ptr<Pipeline>> MakePipeline(const eval::EvalOptions& opt, PipelineOptions po) {
+  auto ev = eval::Evaluator::Create(opt);
+  if (!ev.ok()) return ev.status();
+  return std::make_unique<Pipeline>(EvaluatorStages(std::move(ev.value())), po);
+}
+
+PipelineOptions InOrder() {
+  PipelineOptions po;
+  po.build_threads = 1;
+  po.reuse_stored = false;
+  po.warm_lanes = false;
+  return po;
 }
 
 }  // namespace kf::pipeline

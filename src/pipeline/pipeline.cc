@@ -58,7 +58,7 @@ class Pipeline::Impl {
   Impl(std::unique_ptr<Stages> stages, PipelineOptions opt)
       : stages_(std::move(stages)), opt_(opt), start_(Clock::now()) {
     if (opt_.queue_capacity == 0) opt_.queue_capacity = 1;
-    int lanes = std::max(1, stages_->lanes());
+    int lanes = opt_.build_only ? 0 : std::max(1, stages_->lanes());
     lane_busy_ms_.assign(static_cast<size_t>(lanes), 0.0);
     int builders = opt_.sequential ? 1 : std::max(1, opt_.build_threads);
     for (int i = 0; i < builders; ++i) threads_.emplace_back([this] { BuildLoop(); });
@@ -113,7 +113,7 @@ class Pipeline::Impl {
       for (auto& [e, when] : retry_) dropped.push_back(e);
       retry_.clear();
     }
-    for (const auto& e : dropped) Deliver(e, CancelledVerdict(e->job), false);
+    for (const auto& e : dropped) Deliver(e, CancelledVerdict(e->job), Outcome::kEvaluated);
   }
 
   void Close() {
@@ -136,6 +136,7 @@ class Pipeline::Impl {
 
   Result<eval::Evaluator::ProblemFacts> Describe(const std::filesystem::path& problem) {
     if (opt_.sequential) return Status::Unavailable("a sequential pipeline has no lane threads");
+    if (opt_.build_only) return Status::Unavailable("a build-only pipeline has no lanes");
     auto done = std::make_shared<std::promise<Result<eval::Evaluator::ProblemFacts>>>();
     auto result = done->get_future();
     {
@@ -162,6 +163,7 @@ class Pipeline::Impl {
     s.done = done_;
     s.from_store = from_store_;
     s.evaluated = evaluated_;
+    s.built = built_;
     s.by_status = by_status_;
     s.warmed = warmed_;
     s.retried = retried_;
@@ -190,11 +192,11 @@ class Pipeline::Impl {
       }
       if (opt_.reuse_stored) {
         if (auto v = stages_->Lookup(e->job.problem, e->job.text)) {
-          Deliver(e, *v, true);
+          Deliver(e, *v, Outcome::kFromStore);
           continue;
         }
       }
-      if (opt_.warm_lanes && !opt_.sequential) {
+      if (opt_.warm_lanes && !opt_.sequential && !opt_.build_only) {
         std::lock_guard<std::mutex> lk(mu_);
         if (warm_seen_.insert(e->job.problem.lexically_normal().string()).second) {
           warm_.push_back(Job{e->job.problem, "", e->job.problem_trusted});
@@ -215,17 +217,19 @@ class Pipeline::Impl {
         if (--building_ == 0) ready_cv_.notify_all();  // a retry may be due now
       }
       if (p.final) {  // scored and stored without a lane (Evaluator's contract)
-        Deliver(e, stages_->Execute(std::move(p), 0), false);
+        Deliver(e, stages_->Execute(std::move(p), 0), Outcome::kEvaluated);
+      } else if (opt_.build_only) {  // its lanes are elsewhere
+        Deliver(e, p.verdict, Outcome::kBuilt);
       } else if (opt_.sequential) {
         Notify(e, JobStage::kExecuting, p.verdict);
-        Deliver(e, TimedExecute(std::move(p), 0), false);
+        Deliver(e, TimedExecute(std::move(p), 0), Outcome::kEvaluated);
       } else {
         Notify(e, JobStage::kBuilt, p.verdict);
         std::unique_lock<std::mutex> lk(mu_);
         ready_space_.wait(lk, [this] { return cancelled_ || ready_.size() < opt_.queue_capacity; });
         if (cancelled_) {  // built, but its lane turn will not come
           lk.unlock();
-          Deliver(e, CancelledVerdict(e->job), false);
+          Deliver(e, CancelledVerdict(e->job), Outcome::kEvaluated);
           continue;
         }
         ready_.push_back({e, std::move(p)});
@@ -291,7 +295,7 @@ class Pipeline::Impl {
         Notify(again, JobStage::kExecuting, p.verdict);
         Verdict v = p.final ? stages_->Execute(std::move(p), lane) : TimedExecute(std::move(p), lane);
         Executed();
-        Deliver(again, v, false);
+        Deliver(again, v, Outcome::kEvaluated);
         continue;
       }
       if (warm) {
@@ -312,7 +316,7 @@ class Pipeline::Impl {
         ready_cv_.notify_all();
         continue;
       }
-      Deliver(r.entry, v, false);
+      Deliver(r.entry, v, Outcome::kEvaluated);
     }
   }
 
@@ -343,18 +347,22 @@ class Pipeline::Impl {
     return v;
   }
 
-  void Deliver(const EntryPtr& e, const Verdict& v, bool from_store) {
+  void Deliver(const EntryPtr& e, const Verdict& v, Outcome how) {
     std::vector<DoneFn> waiters;
     {
       std::lock_guard<std::mutex> lk(mu_);
       inflight_.erase(e->key);  // later identical jobs start afresh (and find the store)
       waiters.swap(e->waiters);
       ++done_;
-      if (from_store) ++from_store_;
-      ++by_status_[StatusName(v.status)];
+      if (how == Outcome::kFromStore) ++from_store_;
+      if (how == Outcome::kBuilt) {
+        ++built_;
+      } else {
+        ++by_status_[StatusName(v.status)];
+      }
     }
     for (auto& w : waiters) {
-      if (w) w(v, from_store);
+      if (w) w(v, how);
     }
     std::lock_guard<std::mutex> lk(mu_);
     if (--unfinished_ == 0) idle_.notify_all();
@@ -381,7 +389,7 @@ class Pipeline::Impl {
   bool closed_ = false, stopping_ = false, joined_ = false, cancelled_ = false;
   Clock::time_point end_;
   size_t submitted_ = 0, deduplicated_ = 0, done_ = 0, from_store_ = 0, evaluated_ = 0, warmed_ = 0,
-         retried_ = 0;
+         retried_ = 0, built_ = 0;
   std::map<std::string, size_t> by_status_;
   std::vector<double> lane_busy_ms_;
   double build_busy_ms_ = 0;
@@ -402,7 +410,7 @@ Verdict Pipeline::Evaluate(Job job, StageFn on_stage) {
   auto done = std::make_shared<std::promise<Verdict>>();
   auto verdict = done->get_future();
   Job copy = job;
-  if (!Submit(std::move(job), [done](const Verdict& v, bool) { done->set_value(v); },
+  if (!Submit(std::move(job), [done](const Verdict& v, Outcome) { done->set_value(v); },
               std::move(on_stage))) {
     Verdict v = CancelledVerdict(copy);
     v.diagnostics[0].message = "not evaluated: the pipeline is closed";

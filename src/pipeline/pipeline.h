@@ -10,14 +10,16 @@
 //
 // Both queues are bounded: a full intake queue blocks Submit (or fails TrySubmit), and a full
 // ready queue blocks the build threads, so builds run at most `queue_capacity` candidates ahead
-// of the lanes while still overlapping their execution. Identical jobs (same problem file and
-// candidate text) that are in flight together are evaluated once; each caller gets the verdict.
-// With `reuse_stored`, a verdict already in the store is returned without any work.
+// of the lanes while still overlapping their execution. A build-only pipeline (build_only) ends
+// at the build stage. Identical jobs (same problem file and candidate text) that are in flight
+// together are evaluated once; each caller gets the verdict. With `reuse_stored`, a verdict
+// already in the store is returned without any work.
 //
 // The one engine of kforge: `bench`, the reward service's embedded engine
-// (src/queue/local_engine.cc), `generate` and `mcp` all evaluate through it, none needing to
-// know about threads. Lane work that is not a candidate (describing a problem for a prompt)
-// goes through it too (Describe), so a lane never serves two callers at once.
+// (src/queue/local_engine.cc), the Redis workers (src/queue/worker.cc), `generate` and `mcp`
+// all evaluate through it, none needing to know about threads. Lane work that is not a candidate
+// (describing a problem for a prompt) goes through it too (Describe), so a lane never serves two
+// callers at once.
 #pragma once
 
 #include <chrono>
@@ -55,9 +57,16 @@ inline bool IsCancelled(const Verdict& v) {
          v.diagnostics[0].code == kCancelledCode;
 }
 
+// How an accepted job ended.
+enum class Outcome {
+  kEvaluated,  // its verdict was made now (or the run was cancelled first: kCancelledCode)
+  kFromStore,  // a verdict stored before (PipelineOptions::reuse_stored)
+  kBuilt,      // a build-only pipeline built it: the verdict so far, for lanes elsewhere
+};
+
 // Called exactly once per accepted job, on a pipeline thread (never under a pipeline lock, so
 // it may take its own locks; it must not call Close or destroy the Pipeline).
-using DoneFn = std::function<void(const Verdict&, bool from_store)>;
+using DoneFn = std::function<void(const Verdict&, Outcome)>;
 
 struct PipelineOptions {
   // Threads of the build stage. Builder already caps concurrent compiles, so extra threads
@@ -84,6 +93,12 @@ struct PipelineOptions {
   // or after `retry_after` at the latest. Its second verdict is delivered, whatever it is.
   bool retry_busy = true;
   std::chrono::milliseconds retry_after{30000};
+  // No lanes: the build stage is the last (`kforge worker --role build`, whose Evaluator has
+  // none; its lanes are the gpu workers behind the Redis gpu stream). A job that Prepare leaves
+  // ready for a lane is done there, Outcome::kBuilt with the verdict so far; final verdicts
+  // (format, cheat, compile errors) are scored and stored as always. No executor thread runs,
+  // nothing is warmed, and Describe is unavailable.
+  bool build_only = false;
 };
 
 // The three Evaluator calls the pipeline needs, so tests can run it on a fake.
@@ -120,6 +135,7 @@ struct Stats {
   size_t done = 0;                          // distinct jobs finished (from_store included)
   size_t from_store = 0;                    // of those, answered by a stored verdict
   size_t evaluated = 0;                     // of those, evaluated now (Prepare ran)
+  size_t built = 0;                         // of those, built only (build_only; not in by_status)
   std::map<std::string, size_t> by_status;  // done jobs by VerdictStatus name
   size_t warmed = 0;                        // problems prepared ahead on idle lanes
   size_t retried = 0;                       // jobs evaluated again after a busy machine
@@ -146,7 +162,8 @@ class Pipeline {
   // Submit, then wait for the verdict (infra_error if the pipeline is closed).
   Verdict Evaluate(Job job, StageFn on_stage = {});
   // The facts of a problem for a prompt (Evaluator::Describe), on the first lane that is free:
-  // lane work is never concurrent with a candidate's. Not in sequential mode (kUnavailable).
+  // lane work is never concurrent with a candidate's. Not in sequential or build-only mode
+  // (kUnavailable).
   Result<eval::Evaluator::ProblemFacts> Describe(const std::filesystem::path& problem);
   // No more jobs; returns when every accepted job is done. Idempotent, thread-safe.
   void Close();
@@ -161,5 +178,15 @@ class Pipeline {
   class Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// How a command starts the engine: an Evaluator made from `opt` (lanes started, store opened),
+// owned by a new Pipeline.
+Result<std::unique_ptr<Pipeline>> MakePipeline(const eval::EvalOptions& opt, PipelineOptions po);
+
+// The options of a command that evaluates what it is given, in that order (`eval`,
+// `feasibility`): one build thread, so builds follow the order of the candidates (a later one
+// finds an earlier one's extension in the cache) while earlier ones run; no stored verdicts;
+// no warming of problems ahead.
+PipelineOptions InOrder();
 
 }  // namespace kf::pipeline

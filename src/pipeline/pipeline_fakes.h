@@ -139,9 +139,9 @@ struct Collector {
   std::mutex mu;
   std::vector<std::pair<std::string, bool>> got;  // status, from_store
   DoneFn Fn() {
-    return [this](const Verdict& v, bool from_store) {
+    return [this](const Verdict& v, Outcome how) {
       std::lock_guard<std::mutex> g(mu);
-      got.emplace_back(StatusName(v.status), from_store);
+      got.emplace_back(StatusName(v.status), how == Outcome::kFromStore);
     };
   }
 };

@@ -184,5 +184,36 @@ TEST(Pipeline, SequentialModeAndWarmLanesOffPrepareNothingAhead) {
   }
 }
 
+TEST(Pipeline, BuildOnlyEndsAtTheBuildStage) {
+  auto fake = std::make_unique<FakeStages>();
+  fake->n_lanes = 0;  // a build worker's Evaluator has none
+  FakeStages* f = fake.get();
+  std::mutex mu;
+  std::map<std::string, std::pair<std::string, Outcome>> got;  // text -> status, outcome
+  auto collect = [&](std::string text) {
+    return [&, text](const Verdict& v, Outcome how) {
+      std::lock_guard<std::mutex> g(mu);
+      got[text] = {StatusName(v.status), how};
+    };
+  };
+  Pipeline p(std::move(fake), {.build_threads = 2, .build_only = true});
+  for (std::string text : {"good", "bad", "stored", "wrong"}) {
+    ASSERT_TRUE(p.Submit({"p.py", text}, collect(text)));
+  }
+  EXPECT_EQ(p.Describe("p.py").status().code(), Code::kUnavailable);
+  p.Close();
+  EXPECT_EQ(got["good"].second, Outcome::kBuilt);  // for lanes elsewhere
+  EXPECT_EQ(got["wrong"].second, Outcome::kBuilt);
+  EXPECT_EQ(got["bad"], std::make_pair(std::string("compile_error"), Outcome::kEvaluated));
+  EXPECT_EQ(got["stored"], std::make_pair(std::string("ok"), Outcome::kFromStore));
+  EXPECT_EQ(f->executes.load(), 0);  // only the final verdict was scored, without a lane
+  EXPECT_TRUE(f->Warms().empty());
+  Stats s = p.stats();
+  EXPECT_EQ(s.built, 2u);
+  EXPECT_EQ(s.done, 4u);
+  EXPECT_EQ(s.by_status.size(), 2u);  // compile_error and the stored ok; built jobs have none
+  EXPECT_TRUE(s.lane_busy_ms.empty());
+}
+
 }  // namespace
 }  // namespace kf::pipeline

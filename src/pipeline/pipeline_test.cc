@@ -104,7 +104,7 @@ TEST(Pipeline, CancelEndsWaitingJobsAndLetsRunningOnesFinish) {
   std::mutex mu;
   std::map<std::string, std::string> got;  // text -> status (and code when cancelled)
   auto collect = [&](std::string text) {
-    return [&, text](const Verdict& v, bool) {
+    return [&, text](const Verdict& v, Outcome) {
       std::lock_guard<std::mutex> g(mu);
       std::string code = v.diagnostics.empty() ? "" : "/" + v.diagnostics[0].code;
       got[text] = StatusName(v.status) + code;

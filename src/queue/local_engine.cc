@@ -67,7 +67,7 @@ class LocalEngine : public Engine {
     // Under mu_: the callbacks, on pipeline threads, wait for it, so they see the entry.
     if (!pipeline_.TrySubmit(
             pipeline::Job{*path, job.candidate, job.problem_trusted},
-            [this, id](const Verdict& v, bool) { Finish(id, v); },
+            [this, id](const Verdict& v, pipeline::Outcome) { Finish(id, v); },
             [this, id](pipeline::JobStage s, const Verdict&) { Moved(id, s); })) {
       jobs_.erase(id);
       --in_flight_;

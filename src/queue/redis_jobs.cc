@@ -302,8 +302,12 @@ Result<std::optional<Delivery>> RedisJobs::Next(Role role, const std::string& co
       return std::optional<Delivery>(d);
     }
   }
-  auto rep = redis_->Command({"XREADGROUP", "GROUP", group, consumer, "COUNT", "1", "BLOCK",
-                              std::to_string(block.count()), "STREAMS", key, ">"});
+  std::vector<std::string> read = {"XREADGROUP", "GROUP", group, consumer, "COUNT", "1"};
+  if (block.count() > 0) {  // BLOCK 0 would wait for ever
+    read.insert(read.end(), {"BLOCK", std::to_string(block.count())});
+  }
+  read.insert(read.end(), {"STREAMS", key, ">"});
+  auto rep = redis_->Command(read);
   if (!rep.ok()) return rep.status();
   if (rep->type == Reply::Type::kError) return ErrorReply("XREADGROUP", *rep);
   if (rep->nil() || rep->elements.empty()) return std::optional<Delivery>();
@@ -358,6 +362,15 @@ Status RedisJobs::Touch(Role role, const std::string& consumer, const std::strin
   auto rep = redis_->Command(
       {"XCLAIM", StreamKey(role), RoleName(role), consumer, "0", entry_id, "JUSTID"});
   return rep.ok() ? Status::Ok() : rep.status();
+}
+
+Status RedisJobs::Release(Role role, const std::string& consumer, const std::string& entry_id) {
+  constexpr const char* kDays = "864000000";  // ten days of idleness, in ms
+  auto rep = redis_->Command({"XCLAIM", StreamKey(role), RoleName(role), consumer, "0", entry_id,
+                              "IDLE", kDays, "JUSTID"});
+  if (!rep.ok()) return rep.status();
+  if (rep->type == Reply::Type::kError) return ErrorReply("XCLAIM", *rep);
+  return Status::Ok();
 }
 
 Status RedisJobs::NoteError(const std::string& id, const std::string& message) {

@@ -98,7 +98,7 @@ class RedisJobs {
   Result<long long> InFlight();
 
   // Worker side. Next first takes back entries idle longer than reclaim_idle (XAUTOCLAIM), then
-  // waits up to block for a new one (XREADGROUP). nullopt: nothing to do.
+  // waits up to block for a new one (XREADGROUP; block 0: does not wait). nullopt: nothing to do.
   Result<std::optional<Delivery>> Next(Role role, const std::string& consumer,
                                        std::chrono::milliseconds reclaim_idle,
                                        std::chrono::milliseconds block);
@@ -112,6 +112,10 @@ class RedisJobs {
   Status Forward(const std::string& entry_id, const std::string& job_id);
   // Resets the entry's idle time: the worker holding it is alive.
   Status Touch(Role role, const std::string& consumer, const std::string& entry_id);
+  // Hands an entry its worker will not run back to the group: it stays pending, but looks idle
+  // for days, so the next Next of any worker takes it back (XCLAIM IDLE, which counts no
+  // delivery; the taking does).
+  Status Release(Role role, const std::string& consumer, const std::string& entry_id);
   // The last infrastructure failure of a job's attempts, kept for the delivery-limit verdict.
   Status NoteError(const std::string& id, const std::string& message);
   Result<std::string> LastError(const std::string& id);

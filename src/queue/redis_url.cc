@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <optional>
 
+#include "common/hash.h"
+
 namespace kf::queue {
 namespace {
 
@@ -16,13 +18,6 @@ Status Bad(const std::string& url, const std::string& what) {
 std::string Quote(const std::string& url, const std::string& piece) {
   if (url.find('@') != std::string::npos) return "";
   return " '" + piece + "'";
-}
-
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
 }
 
 std::optional<std::string> PercentDecode(const std::string& s) {

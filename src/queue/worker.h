@@ -1,17 +1,26 @@
-// worker: the loop of `kforge worker --role build|gpu`. A build worker runs the CPU stages
+// worker: the loop of `kforge worker --role build|gpu`. Jobs taken from the role's Redis
+// stream are evaluated through kf::pipeline::Pipeline, the one engine (store lookup, prepare,
+// execute, store; bounded queues, warm lanes, the retry of timings the machine's load
+// spoiled), several at once. A build worker's pipeline is build-only: it runs the CPU stages
 // (extract, static legality, build into the artifact cache) and either publishes a final
 // verdict or forwards the job to the gpu stream; a gpu worker prepares again (an artifact-cache
-// hit when the cache folder is shared, a rebuild otherwise) and executes on its lane.
+// hit when the cache folder is shared, a rebuild otherwise) and executes on its lanes.
+//
+// One thread owns the Redis connection: it takes entries, refuses the jobs it must not run
+// (worker_plan.h), submits the others and settles what the pipeline finished (publish,
+// forward, or leave pending). A heartbeat thread with a connection of its own keeps the held
+// entries from being reclaimed.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <ostream>
 #include <string>
 
 #include "common/status.h"
-#include "eval/eval.h"
+#include "pipeline/pipeline.h"
 #include "queue/redis_jobs.h"
 
 namespace kf::queue {
@@ -27,7 +36,7 @@ struct WorkerOptions {
   // infra_error (its verdict would not be the one the service was asked for).
   std::string settings;
   // An entry idle this long is taken back from its worker, presumed dead. The running worker
-  // touches its entry every reclaim_idle / 4, so only a dead or frozen one loses it.
+  // touches the entries it holds every reclaim_idle / 4, so only a dead or frozen one loses them.
   std::chrono::milliseconds reclaim_idle{60'000};
   // After this many deliveries without a verdict a job ends as infra_error.
   int max_deliveries = 3;
@@ -36,17 +45,26 @@ struct WorkerOptions {
   // to the cap. Logged once when Redis goes and once when it is back.
   std::chrono::milliseconds retry_first{100};
   std::chrono::milliseconds retry_cap{5'000};
-  int max_jobs = 0;  // stop after this many (0: never); for tests
+  int max_jobs = 0;       // take this many, finish them and stop (0: never); for tests
+  int build_threads = 2;  // the pipeline's (EvalOptions::build_workers)
+  // Jobs held at once; 0: InHandLimit's default (worker_plan.h).
+  int in_hand = 0;
+  // While jobs are held and there is room for more, the stream is looked at this often without
+  // blocking, so a finished job's verdict is written at once; an idle worker blocks in
+  // XREADGROUP instead (`block`), and so is handed new entries before a busy one.
+  std::chrono::milliseconds poll_busy{200};
 };
 
 std::string DefaultWorkerName(Role role);
 
-// Runs until `stop` is set (checked between jobs, every `block` and while waiting to
-// reconnect). The evaluator is borrowed; the gpu role executes on its lane 0. Returns an error
+// Runs until `stop` is set (checked every `block` or `poll_busy`, and while waiting to
+// reconnect); then the jobs running on a build thread or a lane are finished and settled, and
+// the held ones not yet started are handed back to the stream for other workers. `stages` are
+// the evaluator's (pipeline::EvaluatorStages; no lanes for the build role). Returns an error
 // only if Redis cannot be reached at start; later connection failures are retried with
-// backoff, and a verdict that could not be written is written once Redis is back. Streams
+// backoff, and verdicts that could not be written are written once Redis is back. Streams
 // that vanished (Redis lost its data) are created again.
-Status RunWorker(const WorkerOptions& opt, eval::Evaluator* ev, const std::atomic<bool>& stop,
-                 std::ostream& log);
+Status RunWorker(const WorkerOptions& opt, std::unique_ptr<pipeline::Stages> stages,
+                 const std::atomic<bool>& stop, std::ostream& log);
 
 }  // namespace kf::queue

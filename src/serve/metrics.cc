@@ -16,6 +16,13 @@ void Header(std::ostringstream& o, const char* name, const char* type, const cha
   o << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
 }
 
+// A metric of one sample without labels: its header and its value, the name written once.
+void One(std::ostringstream& o, const char* name, const char* type, const char* help,
+         long long value) {
+  Header(o, name, type, help);
+  o << name << " " << value << "\n";
+}
+
 }  // namespace
 
 void HttpMetrics::Record(const std::string& route, int code, double seconds) {
@@ -44,10 +51,9 @@ std::string RenderMetrics(const std::string& engine, bool engine_ok, const queue
   Header(o, "kforge_queue_depth", "gauge", "jobs waiting or running, by stage");
   for (const auto& [q, n] : s.queue_depth)
     o << "kforge_queue_depth{queue=\"" << q << "\"} " << n << "\n";
-  Header(o, "kforge_jobs_in_flight", "gauge", "jobs submitted and not finished");
-  o << "kforge_jobs_in_flight " << s.in_flight << "\n";
-  Header(o, "kforge_jobs_capacity", "gauge", "jobs in flight beyond which submissions get 503");
-  o << "kforge_jobs_capacity " << s.capacity << "\n";
+  One(o, "kforge_jobs_in_flight", "gauge", "jobs submitted and not finished", s.in_flight);
+  One(o, "kforge_jobs_capacity", "gauge", "jobs in flight beyond which submissions get 503",
+      s.capacity);
   Header(o, "kforge_workers", "gauge", "live workers by role");
   for (const auto& [r, n] : s.workers) o << "kforge_workers{role=\"" << r << "\"} " << n << "\n";
   Header(o, "kforge_verdicts_total", "counter", "verdicts written, by status");
@@ -61,19 +67,16 @@ std::string RenderMetrics(const std::string& engine, bool engine_ok, const queue
     o << "kforge_stage_seconds_sum{stage=\"" << st << "\"} " << Num(ms / 1000.0) << "\n";
     o << "kforge_stage_seconds_count{stage=\"" << st << "\"} " << n << "\n";
   }
-  Header(o, "kforge_jobs_requeued_total", "counter",
-         "jobs whose record vanished from Redis, queued again from this server's copy");
-  o << "kforge_jobs_requeued_total " << s.requeued << "\n";
-  Header(o, "kforge_jobs_lost_total", "counter",
-         "jobs whose record vanished from Redis with no copy here: answered lost");
-  o << "kforge_jobs_lost_total " << s.lost << "\n";
-  Header(o, "kforge_redis_data_losses_total", "counter",
-         "times this server found Redis's epoch key gone or changed (Redis lost its data)");
-  o << "kforge_redis_data_losses_total " << s.data_losses << "\n";
-  Header(o, "kforge_problems", "gauge", "registered problems");
-  o << "kforge_problems " << problems << "\n";
-  Header(o, "kforge_overload_total", "counter", "requests answered 503 because queues were full");
-  o << "kforge_overload_total " << overloads << "\n";
+  One(o, "kforge_jobs_requeued_total", "counter",
+      "jobs whose record vanished from Redis, queued again from this server's copy", s.requeued);
+  One(o, "kforge_jobs_lost_total", "counter",
+      "jobs whose record vanished from Redis with no copy here: answered lost", s.lost);
+  One(o, "kforge_redis_data_losses_total", "counter",
+      "times this server found Redis's epoch key gone or changed (Redis lost its data)",
+      s.data_losses);
+  One(o, "kforge_problems", "gauge", "registered problems", static_cast<long long>(problems));
+  One(o, "kforge_overload_total", "counter", "requests answered 503 because queues were full",
+      overloads);
   Header(o, "kforge_http_requests_total", "counter", "HTTP requests by route and status code");
   for (const auto& [route, r] : routes) {
     for (const auto& [code, n] : r.by_code) {
@@ -97,18 +100,16 @@ std::string RenderMetrics(const std::string& engine, bool engine_ok, const queue
 
 std::string RenderFrontMetrics(const GateStats& g) {
   std::ostringstream o;
-  Header(o, "kforge_http_connections", "gauge", "open HTTP connections (idle, reading, handled)");
-  o << "kforge_http_connections " << g.connections << "\n";
-  Header(o, "kforge_http_active_requests", "gauge", "requests being handled (one thread each)");
-  o << "kforge_http_active_requests " << g.active << "\n";
-  Header(o, "kforge_http_threads", "gauge", "request threads, busy or idle");
-  o << "kforge_http_threads " << g.threads << "\n";
-  Header(o, "kforge_http_refused_total", "counter",
-         "requests answered 503 before a handler: --threads requests in hand, or connections full");
-  o << "kforge_http_refused_total " << g.refused << "\n";
-  Header(o, "kforge_http_head_timeouts_total", "counter",
-         "requests whose head did not arrive within --request-timeout-s (408)");
-  o << "kforge_http_head_timeouts_total " << g.timed_out << "\n";
+  One(o, "kforge_http_connections", "gauge", "open HTTP connections (idle, reading, handled)",
+      g.connections);
+  One(o, "kforge_http_active_requests", "gauge", "requests being handled (one thread each)",
+      g.active);
+  One(o, "kforge_http_threads", "gauge", "request threads, busy or idle", g.threads);
+  One(o, "kforge_http_refused_total", "counter",
+      "requests answered 503 before a handler: --threads requests in hand, or connections full",
+      g.refused);
+  One(o, "kforge_http_head_timeouts_total", "counter",
+      "requests whose head did not arrive within --request-timeout-s (408)", g.timed_out);
   return o.str();
 }
 

@@ -6,6 +6,7 @@
 #include <ctime>
 
 #include "bench/charts.h"
+#include "common/hash.h"
 
 namespace kf::web {
 
@@ -26,15 +27,6 @@ std::string U(std::string_view s, bool keep_slash) {
   }
   return o;
 }
-
-namespace {
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-}  // namespace
 
 std::string UrlDecode(std::string_view s) {
   std::string o;

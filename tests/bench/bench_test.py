@@ -178,6 +178,8 @@ def main():
     check("<svg" in html and "<script" not in html and "http" not in html.replace(
         "http://www.w3.org/2000/svg", ""), "report.html is self-contained with inline SVG")
     check(os.path.getsize(os.path.join(tmp, "out/report.md")) > 0, "report.md written")
+    check(not os.path.exists(os.path.join(tmp, "out/verdicts.partial.jsonl")),
+          "verdicts.partial.jsonl is removed once the reports are written")
 
     # A rerun evaluates nothing: every verdict comes from the store.
     results2, verdicts2, secs2, _ = run_bench(a.kforge, tmp, cache, a.python)
@@ -231,6 +233,33 @@ def main():
     check(run5["stopped"] == "" and run5["evaluated"] == unstored and
           run5["reused"] == len(SAMPLES) - unstored,
           f"after a stop: evaluated {run5['evaluated']} (want {unstored}), reused {run5['reused']}")
+
+    # Killed outright (an outer timeout, a lost machine): the verdicts that arrived before are
+    # in verdicts.partial.jsonl. Five trials and seed 4242 are a new key; the static verdicts
+    # (the cheat, the format errors) come within seconds, long before the builds.
+    partial = os.path.join(tmp, "out-killed/verdicts.partial.jsonl")
+    cmd = [a.kforge, "bench", "--backend", "cpu", "--python", a.python, "--cache", cache,
+           "--problems", os.path.join(tmp, "problems/level1"),
+           "--problems", os.path.join(tmp, "problems/level2"),
+           "--samples", os.path.join(tmp, "samples"), "--out", os.path.join(tmp, "out-killed"),
+           "--trials", "5", "--seed", "4242", "--timing-budget-ms", "333"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    lines, deadline = [], time.time() + 120
+    while time.time() < deadline and proc.poll() is None and not lines:
+        time.sleep(0.2)
+        if os.path.exists(partial):
+            with open(partial) as f:
+                lines = [line for line in f if line.endswith("\n")]
+    os.killpg(proc.pid, 9)
+    proc.wait()
+    want = {rel: status for rel, _, status in SAMPLES}
+    check(len(lines) > 0, "a killed bench left verdicts.partial.jsonl with its finished verdicts")
+    for line in lines:
+        v = json.loads(line)
+        rel = os.path.relpath(v["sample"], os.path.join(tmp, "samples"))
+        check(v["verdict"]["status"] == want.get(rel),
+              f"partial verdict of {rel}: {v['verdict']['status']}, want {want.get(rel)}")
 
     if not a.keep:
         shutil.rmtree(tmp, ignore_errors=True)

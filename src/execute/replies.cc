@@ -1,17 +1,13 @@
-// What a candidate's run says: its diagnostics, the record of each correctness trial, a
-// mismatch in a sentence (run.cc and timed_run.cc use them).
+#include "execute/replies.h"
+
 #include <algorithm>
+#include <cstdio>
 #include <regex>
 
-#include "execute/candidate_run.h"
+#include "common/rules.h"
 
 namespace kf::execute {
-using Clock = std::chrono::steady_clock;
 using nlohmann::json;
-
-double MsSince(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
 
 Diagnostic Diag(const std::string& stage, const std::string& code, const std::string& message,
                 int line, const std::string& hint) {
@@ -39,8 +35,6 @@ std::string FormatNumber(double v) {
   return buf;
 }
 
-// One correctness trial for the verdict, from the judge's check reply: the largest errors over
-// the outputs and, for a wrong answer, where its first wrong output first differs.
 json TrialRecord(const std::string& label, const json& check) {
   json t = {{"label", label}, {"pass", check.value("pass", false)}};
   if (check.contains("rule")) t["rule"] = check["rule"];
@@ -69,11 +63,11 @@ json TrialRecord(const std::string& label, const json& check) {
   return t;
 }
 
-// "batch_size=300, dim=20000": a shape variant's sizes.
 std::string VariantSizes(const json& variant) {
   std::string sizes;
   for (const auto& [k, v] : variant.items()) {
-    sizes += (sizes.empty() ? "" : ", ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+    sizes +=
+        (sizes.empty() ? "" : ", ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
   }
   return sizes;
 }
@@ -103,6 +97,68 @@ std::string DescribeMismatch(const json& o) {
   s += " (atol " + FormatNumber(o.value("atol", 0.0)) + ", rtol " +
        FormatNumber(o.value("rtol", 0.0)) + ")";
   return s;
+}
+
+Diagnostic ShapeDiag(const json& variant, const std::string& detail) {
+  const std::string sizes = VariantSizes(variant);
+  return Diag("correctness", "H19",
+              "wrong on inputs of another size the problem allows (" + sizes + ")" +
+                  (detail.empty() ? "" : ": " + detail),
+              0, RuleHint("H19"));
+}
+
+Failure Refusal(const std::string& stage, const std::string& what, const json& r,
+                bool build_failed) {
+  std::string kind = r.value("kind", "exception");
+  std::string message = r.value("message", "failed");
+  Failure f;
+  Diagnostic& d = f.diagnostic;
+  d = Diag(stage, kind, message, r.value("line", 0));
+  if (r.contains("traceback")) d.excerpt = r["traceback"].get<std::string>();
+  if (kind == "build_failed" || build_failed) {
+    f.outcome = Outcome::kCompileError;
+    d.code = "compile_error";
+  } else if (kind == "syntax_error" || kind == "no_model_new") {
+    f.outcome = Outcome::kFormatError;
+    d.col = r.value("col", 0);
+  } else if (kind == "cheat") {
+    f.outcome = Outcome::kCheat;
+    d.code = r.value("rule", "cheat");
+    d.hint = RuleHint(d.code);
+  } else if (kind == "wrong_output") {
+    const bool h14 = r.value("rule", "") == "H14";
+    f.outcome = h14 ? Outcome::kCheat : Outcome::kIncorrect;
+    d.code = h14 ? "H14" : "wrong_output";
+    d.hint = h14 ? RuleHint("H14")
+                 : "Return outputs with the reference's count, shape, dtype and device.";
+  } else if (kind == "internal") {  // the runner's own failure, not the candidate's
+    f.outcome = Outcome::kInfraError;
+    d = Diag("execute", "infra", message);
+  } else {
+    f.outcome = Outcome::kRuntimeError;
+    d.message = what + " raised " + message;
+    d.hint = kind == "cuda_error" ? "A CUDA error: check indices, launch bounds and sizes."
+                                  : "Fix the exception; the traceback shows where it was raised.";
+  }
+  return f;
+}
+
+Failure TimedOut(const std::string& stage, const std::string& what,
+                 std::chrono::milliseconds timeout) {
+  return {Outcome::kTimeout, Diag(stage, "timeout",
+                                  "the candidate did not finish " + what + " within " +
+                                      std::to_string(timeout.count() / 1000) + " s and was killed",
+                                  0, "Look for an infinite loop or a kernel that never ends.")};
+}
+
+Failure Crashed(const std::string& stage, const std::string& what, const std::string& how,
+                const std::string& output_tail) {
+  Failure f{Outcome::kRuntimeError,
+            Diag(stage, "crash", "the candidate process died during " + what + ": " + how,
+                 LastCandidateLine(output_tail),
+                 "Check memory accesses: indices, sizes and pointers passed to kernels.")};
+  f.diagnostic.excerpt = output_tail;
+  return f;
 }
 
 }  // namespace kf::execute

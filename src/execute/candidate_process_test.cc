@@ -1,0 +1,214 @@
+// A candidate host's lifecycle against a fake zygote and a fake host on socket pairs: no
+// Python, no sandbox. The pid the fake zygote reports is a paused child of this test, so Stop's
+// kill has a real process group to end.
+#include "execute/candidate_process.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "common/process.h"
+
+namespace kf::execute {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using std::chrono::milliseconds;
+
+// Generous bounds for messages already written into a socket: never reached.
+constexpr milliseconds kNow(10000);
+
+// A process of this test that stands for a candidate host: paused in its own process group.
+struct Paused {
+  pid_t pid = fork();
+  Paused() {
+    if (pid == 0) {
+      setpgid(0, 0);
+      pause();
+      _exit(0);
+    }
+    setpgid(pid, pid);
+  }
+  ~Paused() {
+    if (pid > 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  }
+  int Wait() {  // its wait status
+    int status = 0;
+    waitpid(pid, &status, 0);
+    pid = -1;
+    return status;
+  }
+};
+
+// The lane's zygote, played by the test through `peer`.
+struct FakeZygote {
+  RunnerProc zygote;
+  Channel peer;
+  FakeZygote() {
+    UniqueFd mine, theirs;
+    EXPECT_TRUE(SocketPair(&mine, &theirs).ok());
+    zygote.what = "zygote";
+    zygote.chan = Channel(std::move(mine));
+    peer = Channel(std::move(theirs));
+  }
+  void Answer(const json& j) { EXPECT_TRUE(peer.Send(j).ok()); }
+  // Reads the spawn request: its JSON and the host's end of the candidate's channel, which
+  // travels with its first byte (Channel::SendWithFd).
+  std::pair<json, UniqueFd> TakeSpawn() {
+    char first = 0;
+    char control[CMSG_SPACE(sizeof(int))] = {};
+    iovec iov = {&first, 1};
+    msghdr mh = {};
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = control;
+    mh.msg_controllen = sizeof control;
+    EXPECT_EQ(recvmsg(peer.fd(), &mh, 0), 1);
+    int fd = -1;
+    if (cmsghdr* c = CMSG_FIRSTHDR(&mh); c && c->cmsg_type == SCM_RIGHTS) {
+      memcpy(&fd, CMSG_DATA(c), sizeof fd);
+    }
+    std::string line(1, first);
+    for (char ch; read(peer.fd(), &ch, 1) == 1 && ch != '\n';) line += ch;
+    return {json::parse(line, nullptr, false), UniqueFd(fd)};
+  }
+};
+
+class CandidateProcessTest : public testing::Test {
+ protected:
+  CandidateProcessTest()
+      : workdir_(fs::path(testing::TempDir()) / ("cand-" + std::to_string(getpid()))),
+        proc_(fake_.zygote, load_inline_) {}
+  // A host still running is stopped by proc_'s destructor: its reap request then finds the
+  // fake zygote gone at once instead of waiting for an answer.
+  ~CandidateProcessTest() override { fake_.peer.Close(); }
+
+  // Spawns through the fake zygote; host_ is then the candidate host's end.
+  void Spawn() {
+    fake_.Answer({{"ok", true}, {"pid", child_.pid}});
+    ASSERT_TRUE(proc_.Spawn("cpu", workdir_).ok());
+    auto [msg, fd] = fake_.TakeSpawn();
+    EXPECT_EQ(msg["op"], "spawn");
+    EXPECT_EQ(msg["device"], "cpu");
+    EXPECT_EQ(msg["workdir"], workdir_.string());
+    ASSERT_TRUE(fd.valid());
+    host_ = Channel(std::move(fd));
+  }
+
+  std::vector<json> builds_;  // the args of each load_inline event served
+  LoadInlineReply build_reply_{true, "/cache/ext.so", "ext", ""};
+  LoadInlineFn load_inline_ = [this](const json& args) {
+    builds_.push_back(args);
+    return build_reply_;
+  };
+  Paused child_;
+  fs::path workdir_;
+  FakeZygote fake_;
+  CandidateProcess proc_;
+  Channel host_;
+};
+
+TEST_F(CandidateProcessTest, AsksServingBuildsThenStops) {
+  Spawn();
+  EXPECT_EQ(proc_.pid(), child_.pid);
+  EXPECT_TRUE(fs::is_directory(workdir_));
+  // The host asks for one build before it answers.
+  ASSERT_TRUE(host_.Send({{"event", "load_inline"}, {"args", {{"name", "ext"}}}}).ok());
+  ASSERT_TRUE(host_.Send({{"ok", true}, {"answer", 42}}).ok());
+  auto r = proc_.Ask({{"op", "call"}}, kNow);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ((*r)["answer"], 42);
+  ASSERT_EQ(builds_.size(), 1u);
+  EXPECT_EQ(builds_[0]["name"], "ext");
+  EXPECT_FALSE(proc_.build_failed());
+  auto asked = host_.Receive(kNow);
+  ASSERT_TRUE(asked.ok());
+  EXPECT_EQ((*asked)["op"], "call");
+  auto built = host_.Receive(kNow);
+  ASSERT_TRUE(built.ok());
+  EXPECT_EQ((*built)["ok"], true);
+  EXPECT_EQ((*built)["so_path"], "/cache/ext.so");
+
+  const int pid = proc_.pid();
+  fake_.Answer({{"ok", true}});  // to the reap
+  proc_.Stop();
+  int status = child_.Wait();
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  auto reap = fake_.peer.Receive(kNow);
+  ASSERT_TRUE(reap.ok());
+  EXPECT_EQ((*reap)["op"], "reap");
+  EXPECT_EQ((*reap)["pid"], pid);
+  EXPECT_EQ(proc_.pid(), -1);
+  EXPECT_FALSE(fs::exists(workdir_));
+  proc_.Stop();  // idempotent: nothing more is asked of the zygote
+  EXPECT_EQ(fake_.peer.Receive(milliseconds(0)).status().code(), Code::kTimeout);
+}
+
+TEST_F(CandidateProcessTest, AFailedBuildIsNoted) {
+  Spawn();
+  build_reply_ = {false, "", "", "error: expected ';'"};
+  ASSERT_TRUE(host_.Send({{"event", "load_inline"}, {"args", json::object()}}).ok());
+  ASSERT_TRUE(host_.Send({{"ok", false}, {"kind", "build_failed"}}).ok());
+  auto r = proc_.Ask({{"op", "load"}}, kNow);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(proc_.build_failed());
+  (void)host_.Receive(kNow);  // the load request
+  auto built = host_.Receive(kNow);
+  ASSERT_TRUE(built.ok());
+  EXPECT_EQ((*built)["ok"], false);
+  EXPECT_EQ((*built)["message"], "error: expected ';'");
+}
+
+TEST_F(CandidateProcessTest, LateAndGoneHostsAreTold) {
+  Spawn();
+  auto late = proc_.Ask({{"op", "call"}}, milliseconds(0));
+  EXPECT_EQ(late.status().code(), Code::kTimeout);
+  host_.Close();
+  auto gone = proc_.Ask({{"op", "call"}}, kNow);
+  EXPECT_EQ(gone.status().code(), Code::kUnavailable);
+}
+
+TEST_F(CandidateProcessTest, ReapSaysHowItEnded) {
+  Spawn();
+  fake_.Answer({{"ok", true}, {"running", false}, {"signal", 11}});
+  EXPECT_EQ(proc_.Reap(), "it was killed by signal 11 (Segmentation fault)");
+  EXPECT_EQ(proc_.pid(), -1);  // reaped: Stop kills nothing more
+  proc_.Stop();
+  EXPECT_FALSE(fs::exists(workdir_));
+}
+
+TEST_F(CandidateProcessTest, ReapKillsAHostStillRunning) {
+  Spawn();
+  fake_.Answer({{"ok", true}, {"running", true}});
+  fake_.Answer({{"ok", true}, {"exit_code", 3}});
+  EXPECT_EQ(proc_.Reap(), "it exited with code 3");
+  int status = child_.Wait();
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+}
+
+TEST_F(CandidateProcessTest, ReapWithoutAZygoteSaysItEnded) {
+  Spawn();
+  fake_.peer.Close();
+  EXPECT_EQ(proc_.Reap(), "it ended");
+}
+
+TEST_F(CandidateProcessTest, AZygoteThatCannotForkIsAnError) {
+  fake_.Answer({{"ok", false}, {"message", "fork: out of memory"}});
+  Status s = proc_.Spawn("cpu", workdir_);
+  EXPECT_EQ(s.code(), Code::kUnavailable);
+  EXPECT_NE(s.message().find("fork: out of memory"), std::string::npos);
+  EXPECT_EQ(proc_.pid(), -1);
+  fs::remove_all(workdir_);  // made before the zygote was asked
+}
+
+}  // namespace
+}  // namespace kf::execute
