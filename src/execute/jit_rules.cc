@@ -46,9 +46,10 @@ Diagnostic JitCompileDiagnostic(const json& reply, const std::string& code) {
   d.message = (kernel.empty() ? "Triton could not compile a kernel: "
                               : "Triton could not compile the kernel " + kernel + ": ") +
               (message.size() > 3000 ? message.substr(0, 3000) + "..." : message);
-  d.hint = "Fix the kernel at this line: Triton's compiler says what it could not compile. A "
-           "@triton.jit body may use only triton.language, your other @triton.jit functions and "
-           "plain arithmetic.";
+  d.hint =
+      "Fix the kernel at this line: Triton's compiler says what it could not compile. A "
+      "@triton.jit body may use only triton.language, your other @triton.jit functions and "
+      "plain arithmetic.";
   return d;
 }
 

@@ -6,10 +6,9 @@
 // execute.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "common/diagnostic.h"
 

@@ -25,8 +25,8 @@ TEST(TritonEvidence, NoLaunchInTheProfiledForwardIsH02UnderBothPolicies) {
     EXPECT_NE(f.cheats[0].message.find("@triton.jit"), std::string::npos);
     EXPECT_NE(f.cheats[0].hint.find("@triton.jit"), std::string::npos);
   }
-  EXPECT_TRUE(CheckProfile(profile, 3, {Policy::kStrict, &kPlumbing, false, &Triton()})
-                  .cheats.empty());
+  EXPECT_TRUE(
+      CheckProfile(profile, 3, {Policy::kStrict, &kPlumbing, false, &Triton()}).cheats.empty());
 }
 
 TEST(TritonEvidence, TorchBesideALaunchedKernelIsH01UnderStrictListedUnderKernelBench) {
@@ -44,10 +44,9 @@ TEST(TritonEvidence, TorchBesideALaunchedKernelIsH01UnderStrictListedUnderKernel
 TEST(TritonEvidence, CpuStandInHasNoVendorKernels) {
   // The CPU profiler names no device kernels; a kernel name there is not a library call.
   const json profile = {{"aten", json::array()}, {"kernels", {"sm90_xmma_gemm_f32"}}};
-  EXPECT_TRUE(CheckProfile(profile, 1, {Policy::kStrict, &kPlumbing, false, &TritonCpu()})
-                  .cheats.empty());
-  EXPECT_EQ(CheckProfile(profile, 1, {Policy::kStrict, &kPlumbing, false, &Triton()})
-                .cheats.size(),
+  EXPECT_TRUE(
+      CheckProfile(profile, 1, {Policy::kStrict, &kPlumbing, false, &TritonCpu()}).cheats.empty());
+  EXPECT_EQ(CheckProfile(profile, 1, {Policy::kStrict, &kPlumbing, false, &Triton()}).cheats.size(),
             1u);
   EXPECT_FALSE(IsLibraryKernel("sm90_xmma_gemm_f32", backend::FindDevice("cpu")));
   EXPECT_TRUE(IsLibraryKernel("sm90_xmma_gemm_f32", backend::FindDevice("cuda")));
@@ -67,12 +66,12 @@ TEST(GhostReplay, AnAnswerThatSurvivesNoOpLaunchesIsH02) {
 }
 
 TEST(LaunchHooks, WithoutTheLaunchHookNothingCanBeJudged) {
-  EXPECT_FALSE(MissingLaunchHooks({{"ok", true},
-                                   {"jit", {{"version", "3.2.0"},
-                                            {"hooks", {"launch", "compile", "autotune"}}}}})
+  EXPECT_FALSE(MissingLaunchHooks(
+                   {{"ok", true},
+                    {"jit", {{"version", "3.2.0"}, {"hooks", {"launch", "compile", "autotune"}}}}})
                    .has_value());
-  auto no_launch = MissingLaunchHooks(
-      {{"ok", true}, {"jit", {{"version", "9.9"}, {"hooks", {"compile"}}}}});
+  auto no_launch =
+      MissingLaunchHooks({{"ok", true}, {"jit", {{"version", "9.9"}, {"hooks", {"compile"}}}}});
   ASSERT_TRUE(no_launch.has_value());
   EXPECT_NE(no_launch->find("9.9"), std::string::npos);
   EXPECT_TRUE(MissingLaunchHooks({{"ok", true}}).has_value());
@@ -108,7 +107,8 @@ TEST(JitCompileError, LocatedAtTheCandidatesLine) {
   EXPECT_NE(d.message.find("the kernel k"), std::string::npos);
   EXPECT_NE(d.message.find("bogus"), std::string::npos);
   // No position in the message: unlocated, still a compile error with Triton's words.
-  Diagnostic u = JitCompileDiagnostic({{"kind", "jit_compile_error"}, {"message", "ptxas died"}}, code);
+  Diagnostic u =
+      JitCompileDiagnostic({{"kind", "jit_compile_error"}, {"message", "ptxas died"}}, code);
   EXPECT_EQ(u.line, 0);
   EXPECT_NE(u.message.find("ptxas died"), std::string::npos);
 }

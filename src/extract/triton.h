@@ -16,11 +16,11 @@ namespace kf::extract {
 // One function decorated with triton.jit (lines are lines of the parsed code).
 struct TritonKernel {
   std::string name;
-  int first_line = 0;  // its first decorator
-  int def_line = 0;    // `def name(`: line 1 of the source Triton compiles
-  int end_line = 0;    // the last line of its body
-  int def_indent = 0;  // columns before `def` (Triton dedents the source it compiles)
-  int stmt = -1;       // the def statement in ParsedModule::statements
+  int first_line = 0;      // its first decorator
+  int def_line = 0;        // `def name(`: line 1 of the source Triton compiles
+  int end_line = 0;        // the last line of its body
+  int def_indent = 0;      // columns before `def` (Triton dedents the source it compiles)
+  int stmt = -1;           // the def statement in ParsedModule::statements
   bool autotuned = false;  // a triton.autotune decorator above it
 };
 

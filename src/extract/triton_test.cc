@@ -111,8 +111,8 @@ TEST(TritonErrorLine, MapsTritonsRelativeLineToTheCandidate) {
   EXPECT_EQ(TritonErrorLine(kRelu, k, "relu_kernel", msg, &col), 12);
   EXPECT_EQ(col, 9);
   // The older layout with a line break after the position, and no excerpt at all.
-  EXPECT_EQ(TritonErrorLine(kRelu, k, "relu_kernel", "at 2:4:\n    pid = tl.program_id(0)\n    ^\nx"),
-            9);
+  EXPECT_EQ(
+      TritonErrorLine(kRelu, k, "relu_kernel", "at 2:4:\n    pid = tl.program_id(0)\n    ^\nx"), 9);
   EXPECT_EQ(TritonErrorLine(kRelu, k, "relu_kernel", "at 3:0: <source unavailable>\nboom"), 10);
   EXPECT_EQ(TritonErrorLine(kRelu, k, "relu_kernel", "at 3:0:"), 10);
   // Past the kernel's end, or no position: nothing.

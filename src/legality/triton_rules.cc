@@ -19,8 +19,8 @@ bool StartsWith(const std::string& s, const std::string& p) { return s.rfind(p, 
 // host helpers Triton folds on constants.
 bool TritonLanguage(const std::string& canon) {
   return canon == "triton.language" || StartsWith(canon, "triton.language.") ||
-         canon == "triton.cdiv" || canon == "triton.next_power_of_2" ||
-         canon == "triton.jit" || canon == "triton";
+         canon == "triton.cdiv" || canon == "triton.next_power_of_2" || canon == "triton.jit" ||
+         canon == "triton";
 }
 
 bool ReducedDtype(const std::string& canon) {
@@ -41,8 +41,7 @@ class TritonRules {
  private:
   void Kernel(const extract::TritonKernel& k) {
     const auto& st = ctx_.m().statements;
-    for (int si = k.stmt + 1; si < static_cast<int>(st.size()) && st[si].line <= k.end_line;
-         ++si) {
+    for (int si = k.stmt + 1; si < static_cast<int>(st.size()) && st[si].line <= k.end_line; ++si) {
       for (int i = st[si].begin; i < st[si].end; ++i) AtToken(k, i, st[si].end);
     }
   }

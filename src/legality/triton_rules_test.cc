@@ -11,16 +11,16 @@ using testing::Summary;
 
 // Ten lines of imports and a kernel `k` (lines 5-10); the rest of a snippet starts at line 11.
 constexpr char kTritonPrelude[] =
-    "import torch\n"                                          // 1
-    "import torch.nn as nn\n"                                 // 2
-    "import triton\n"                                         // 3
-    "import triton.language as tl\n"                          // 4
-    "@triton.jit\n"                                           // 5
-    "def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):\n"          // 6
-    "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"  // 7
-    "    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)\n"    // 8
+    "import torch\n"                                                           // 1
+    "import torch.nn as nn\n"                                                  // 2
+    "import triton\n"                                                          // 3
+    "import triton.language as tl\n"                                           // 4
+    "@triton.jit\n"                                                            // 5
+    "def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):\n"                           // 6
+    "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"              // 7
+    "    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)\n"                // 8
     "    tl.store(y_ptr + offs, tl.maximum(x, 0.0) * 2 + 1, mask=offs < n)\n"  // 9
-    "\n";                                                     // 10
+    "\n";                                                                      // 10
 
 std::string Findings(const std::string& rest, LegalityOptions opt = {}) {
   extract::Candidate c = extract::Extract(std::string(kTritonPrelude) + rest);
@@ -31,9 +31,9 @@ std::string Findings(const std::string& rest, LegalityOptions opt = {}) {
 // A ModelNew whose forward(self, x) body is `forward` (8 spaces), after kTritonPrelude: the
 // body starts at line 15.
 std::string Forward(const std::string& forward) {
-  return "class ModelNew(nn.Module):\n"  // 11
-         "    def __init__(self):\n"     // 12
-         "        super().__init__()\n"  // 13
+  return "class ModelNew(nn.Module):\n"   // 11
+         "    def __init__(self):\n"      // 12
+         "        super().__init__()\n"   // 13
          "    def forward(self, x):\n" +  // 14
          forward;
 }
@@ -63,7 +63,7 @@ TEST(TritonRules, LibrariesInsideAKernelAreH04) {
                      "@triton.jit\n"
                      "def g(p, n):\n"
                      "    v = tl.load(p)\n"
-                     "    w = torch.relu(v)\n"     // 15
+                     "    w = torch.relu(v)\n"               // 15
                      "    tl.store(p, math.exp(1.0) * w)\n"  // 16
                      "    q = tl.extra.cuda.libdevice.exp(v)\n"),
             "H04:15 H04:16");
@@ -72,16 +72,16 @@ TEST(TritonRules, LibrariesInsideAKernelAreH04) {
 
 TEST(TritonRules, ReducedPrecisionOnAnFp32Problem) {
   const std::string body =
-      "@triton.jit\n"                                          // 11
-      "def mm(a, b, c):\n"                                     // 12
-      "    x = tl.load(a).to(tl.float16)\n"                    // 13 H13
-      "    if x.dtype == tl.bfloat16:\n"                       // 14 a comparison: nothing
-      "        x = x\n"                                        // 15
-      "    d = tl.dot(x, tl.load(b))\n"                        // 16 note: TF32 by default
-      "    e = tl.dot(x, x, input_precision='ieee')\n"         // 17 fine
-      "    f = tl.dot(x, x, allow_tf32=False)\n"               // 18 fine
-      "    g = tl.dot(x, x, input_precision=\"tf32x3\")\n"     // 19 H13
-      "    h = tl.dot(x, x, allow_tf32=True)\n";               // 20 H13
+      "@triton.jit\n"                                       // 11
+      "def mm(a, b, c):\n"                                  // 12
+      "    x = tl.load(a).to(tl.float16)\n"                 // 13 H13
+      "    if x.dtype == tl.bfloat16:\n"                    // 14 a comparison: nothing
+      "        x = x\n"                                     // 15
+      "    d = tl.dot(x, tl.load(b))\n"                     // 16 note: TF32 by default
+      "    e = tl.dot(x, x, input_precision='ieee')\n"      // 17 fine
+      "    f = tl.dot(x, x, allow_tf32=False)\n"            // 18 fine
+      "    g = tl.dot(x, x, input_precision=\"tf32x3\")\n"  // 19 H13
+      "    h = tl.dot(x, x, allow_tf32=True)\n";            // 20 H13
   EXPECT_EQ(Findings(body), "H13:13 H13_note:16 H13:19 H13:20");
   LegalityOptions half;
   half.fp32_problem = false;
@@ -91,12 +91,14 @@ TEST(TritonRules, ReducedPrecisionOnAnFp32Problem) {
 TEST(TritonRules, KernelsAreNotPythonThatForwardRuns) {
   // In a load_inline candidate a Triton kernel forward reaches is foreign compute (H01), as
   // before; in a Triton candidate it is the candidate's own kernel.
-  const std::string text = std::string(kTritonPrelude) +
-                           "from torch.utils.cpp_extension import load_inline\n"
-                           "ext = load_inline(name='e', cpp_sources='int f();', functions=['f'])\n" +
-                           Forward("        y = torch.empty_like(x)\n"
-                                   "        k[(1,)](x, y, x.numel(), BLOCK=16)\n"
-                                   "        return ext.f(y)\n");
+  const std::string text =
+      std::string(kTritonPrelude) +
+      "from torch.utils.cpp_extension import load_inline\n"
+      "ext = load_inline(name='e', cpp_sources='int f();', functions=['f'])\n" +
+      Forward(
+          "        y = torch.empty_like(x)\n"
+          "        k[(1,)](x, y, x.numel(), BLOCK=16)\n"
+          "        return ext.f(y)\n");
   extract::Candidate li = extract::Extract(text);
   EXPECT_EQ(li.family, backend::Family::kLoadInline);
   const std::string found = Summary(Check(li));
@@ -106,8 +108,8 @@ TEST(TritonRules, KernelsAreNotPythonThatForwardRuns) {
 }
 
 TEST(TritonRules, HintsInTritonsWords) {
-  extract::Candidate c = extract::Extract(std::string(kTritonPrelude) +
-                                          Forward("        return torch.relu(x)\n"));
+  extract::Candidate c =
+      extract::Extract(std::string(kTritonPrelude) + Forward("        return torch.relu(x)\n"));
   auto ds = Check(c);
   ASSERT_EQ(ds.size(), 1u);
   EXPECT_NE(ds[0].hint.find("@triton.jit"), std::string::npos) << ds[0].hint;
