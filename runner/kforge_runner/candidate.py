@@ -4,15 +4,18 @@ It answers the supervisor only: `load` (import the candidate, build ModelNew), `
 correctness call on shared input buffers, outputs copied into the judge's buffers), `time` (a
 batch of timed calls through the compiled helper) and `emit` (copy the timed calls' last
 outputs out for checking). load_inline is replaced by a request to the supervisor, which
-builds (or finds in its cache) exactly the extension torch would have built.
+builds (or finds in its cache) exactly the extension torch would have built. For a Triton
+candidate (`load` with family "triton") Triton is hooked first (triton_hooks.py): launches
+counted, compile time and errors recorded, and in the ghost replay every launch a no-op.
 """
+import linecache
 import os
 import sys
 import traceback
 
 import torch
 
-from . import guard, sandbox, transport
+from . import guard, sandbox, transport, triton_hooks
 from .channel import Channel
 from .common import Perturber, as_list, device_sync, load_extension, redirect_output
 
@@ -108,6 +111,7 @@ class Host:
         # cannot change what times the candidate.
         self.run_batch = native.run_batch if native is not None else None
         self.ext_state = {"calls": 0, "ablate": False}
+        self.jit = None  # triton_hooks.State for a Triton candidate
         self.watch = frozenset()  # lines of the candidate's except/finally blocks (load's "watch")
 
     # load_inline as the candidate sees it
@@ -147,9 +151,30 @@ class Host:
         device_sync(self.device)
         del blocks  # back to the caching allocator, still poisoned
 
+    def _hook_triton(self):
+        """Installs the Triton hooks before any candidate code runs; a Python without triton
+        cannot judge a Triton candidate (the supervisor's infra_error)."""
+        state = triton_hooks.State()
+        try:
+            triton_hooks.install(state)
+        except ImportError as e:
+            raise CandidateError("internal", "this Python has no usable triton package (%s): "
+                                 "a Triton candidate cannot be judged with it; run kforge with "
+                                 "--python naming an interpreter that has triton" % e)
+        self.jit = state
+
+    def _jit_facts(self, reply, launches_before=None):
+        if self.jit is not None:
+            reply["jit"] = self.jit.report()
+            if launches_before is not None:
+                reply["triton_launches"] = self.jit.launches - launches_before
+        return reply
+
     def op_load(self, msg):
         import torch.utils.cpp_extension as ce
         self._poison_allocator(msg.get("poison", []))
+        if msg.get("family") == "triton":
+            self._hook_triton()
         ce.load_inline = self.load_inline
         code = msg["code"]
         # Watched during calls only: a guard that catches a failed build at import leaves the
@@ -161,6 +186,11 @@ class Host:
         except SyntaxError as e:
             raise CandidateError("syntax_error", "SyntaxError: %s" % e.msg, line=e.lineno or 0,
                                  col=e.offset or 0)
+        if self.jit is not None:
+            # Triton reads a kernel's source with inspect (there is no file: the candidate
+            # came as text); linecache keeps an entry without a modification time for good.
+            linecache.cache[CANDIDATE_FILE] = (len(code), None, code.splitlines(True),
+                                               CANDIDATE_FILE)
         module = type(sys)("candidate")
         module.__file__ = CANDIDATE_FILE
         sys.modules["candidate"] = module
@@ -177,7 +207,7 @@ class Host:
             model = model.to(self.device)
         self.model = model
         device_sync(self.device)
-        return {"ok": True, "sandbox": self.sandbox}
+        return self._jit_facts({"ok": True, "sandbox": self.sandbox})
 
     @staticmethod
     def _problem_names(source, namespace):
@@ -253,8 +283,19 @@ class Host:
 
     def op_call(self, msg):
         inputs, outputs = self._open(msg["slot"], msg["buffers"])
-        self.ext_state["ablate"] = bool(msg.get("ablate"))
+        ablate = bool(msg.get("ablate"))
+        if self.jit is not None:
+            # The ghost replay: the Triton family's own kernels become no-ops (an extension it
+            # may also load is not its kernel: it keeps running). What the launches would have
+            # written stays the allocator's poison.
+            self.jit.ghost = ablate
+            if ablate:
+                self._poison_allocator([{"shape": list(o.shape), "dtype": transport.dtype_name(o.dtype)}
+                                        for o in outputs])
+            ablate = False
+        self.ext_state["ablate"] = ablate
         calls_before = self.ext_state["calls"]
+        launches_before = self.jit.launches if self.jit is not None else None
         facts, evidence = None, {}
 
         def forward():
@@ -271,9 +312,12 @@ class Host:
             device_sync(self.device)
         finally:
             self.ext_state["ablate"] = False
+            if self.jit is not None:
+                self.jit.ghost = False
         self._check_precision(outputs)
         reply = {"ok": True, "outputs": self._deliver(out, inputs, outputs),
                  "extension_calls": self.ext_state["calls"] - calls_before}
+        self._jit_facts(reply, launches_before)
         if facts is not None:
             reply["profile"] = facts
         if evidence:
@@ -302,7 +346,7 @@ class Host:
         for n, out in zip(names, last):
             if out is not None:
                 self.timed_last[n] = out
-        return {"ok": True, "device_ms": list(dev_ms), "wall_ms": list(wall_ms)}
+        return self._jit_facts({"ok": True, "device_ms": list(dev_ms), "wall_ms": list(wall_ms)})
 
     def op_memory(self, msg):
         """The most memory this process held on its device (bytes): the caching allocator's
@@ -330,6 +374,8 @@ class Host:
             if op == "exit":
                 return 0
             handler = getattr(self, "op_" + str(op), None)
+            if self.jit is not None:
+                self.jit.compile_error = None
             try:
                 if self.sandbox_error is not None:
                     raise CandidateError("internal", self.sandbox_error)
@@ -340,6 +386,11 @@ class Host:
                 reply = _error_reply(e)
                 if self.build_failed is not None:
                     reply = {"ok": False, "kind": "build_failed", "message": self.build_failed}
+                elif self.jit is not None and self.jit.compile_error is not None:
+                    # Triton's compiler failed in this op: the candidate's compile error.
+                    kernel, text = self.jit.compile_error
+                    reply = self._jit_facts({"ok": False, "kind": "jit_compile_error",
+                                             "kernel": kernel, "message": text[:6000]})
             self.chan.send(reply)
 
 
@@ -348,7 +399,8 @@ def main(fd, spawn):
     if workdir:
         os.chdir(workdir)
         redirect_output(os.path.join(workdir, "output.log"))
-    state, error = sandbox.confine(workdir)
+    # A Triton candidate's compiler cache: the one folder outside its own it may write.
+    state, error = sandbox.confine(workdir, spawn.get("jit_cache"))
     chan = Channel(fd)
     host = Host(chan, spawn)
     host.sandbox, host.sandbox_error = state, error

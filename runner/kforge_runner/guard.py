@@ -77,6 +77,10 @@ from torch.profiler import profile as _torch_profile
 # (measured 2026-11-30), most of a fast kernel's verification. The legacy one never touches it.
 PROFILER = "kineto" if _profiler_legacy is None else os.environ.get("KFORGE_PROFILER") or "legacy"
 
+# A profiler scope whose ATen ops are kforge's business, not the candidate's: Triton's
+# autotuner timing configurations (triton_hooks.py). Ops inside it are left out of the facts.
+EXCLUDED_SCOPE = "kforge::triton_autotune"
+
 
 def profile(fn, cuda):
     """Runs fn() under the PyTorch profiler; returns (result, facts)."""
@@ -98,13 +102,12 @@ def profile(fn, cuda):
     for e in events:
         name = e.name
         if name.startswith("aten::"):
-            parent, nested = e.cpu_parent, False
+            parent, nested, excluded = e.cpu_parent, False, False
             while parent is not None:
-                if parent.name.startswith("aten::"):
-                    nested = True
-                    break
+                nested = nested or parent.name.startswith("aten::")
+                excluded = excluded or parent.name == EXCLUDED_SCOPE
                 parent = parent.cpu_parent
-            if not nested:
+            if not nested and not excluded:
                 aten.add(name)
         for k in getattr(e, "kernels", None) or []:
             kernels.add(k.name)

@@ -67,18 +67,26 @@ UNTRUSTED_FILE_BYTES = 256 * MIB
 UNTRUSTED_CPU_SECONDS = 600
 
 
-def confine(workdir):
+def confine(workdir, jit_cache=None):
     """Points temporary files at `workdir`, then enters the sandbox with the untrusted limits
-    (writable: `workdir`, /dev/shm, the GPU device files, /proc/self). Call it before CUDA
-    starts and before any untrusted code. Returns (state, error): error is None when the
+    (writable: `workdir`, /dev/shm, the GPU device files, /proc/self, and `jit_cache` when
+    given: the Triton cache of this candidate's text, under kforge's cache). Call it before
+    CUDA starts and before any untrusted code. Returns (state, error): error is None when the
     process may go on, state is "on: ..." or "unavailable: ..."."""
     if workdir:
         private_temp(workdir)
-    writable = [workdir, "/dev/shm", "/dev/null"] + device_paths() + CUDA_PROC
+    if jit_cache:
+        os.environ["TRITON_CACHE_DIR"] = jit_cache
+    writable = candidate_writable(workdir, jit_cache)
     try:
         return enter(writable, UNTRUSTED_FILE_BYTES, UNTRUSTED_CPU_SECONDS), None
     except SandboxError as e:
         return "failed", str(e)
+
+
+def candidate_writable(workdir, jit_cache=None):
+    """Every path a candidate process may write."""
+    return [workdir, jit_cache, "/dev/shm", "/dev/null"] + device_paths() + CUDA_PROC
 
 
 def probe():

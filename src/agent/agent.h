@@ -29,7 +29,9 @@ namespace kf::agent {
 //   system.txt        the system message
 //   task.txt          the first user message: the problem, its shapes, the target, the format
 //   repair.txt        appended on later turns: the previous candidate and its verdict
-//   format_<backend>.txt   the required reply format with one small example ({{output_format}})
+//   format_<format>.txt    the required reply format with one small example ({{output_format}}):
+//                          format_cuda.txt, format_cpu.txt (load_inline), format_triton.txt
+//   system_<format>.txt    optional: that format's own system message (system_triton.txt)
 struct PromptTemplates {
   std::string system, task, repair, format;
 };
@@ -39,9 +41,10 @@ struct PromptTemplates {
 std::string Substitute(const std::string& tmpl, const std::map<std::string, std::string>& vars,
                        std::vector<std::string>* unknown = nullptr);
 
-// Reads the templates for a backend; kNotFound for a missing file, kInvalidArgument for a
-// placeholder no template may use (a typo would otherwise reach the model).
-Result<PromptTemplates> LoadTemplates(const std::filesystem::path& dir, const std::string& backend);
+// Reads the templates for a reply format (backend::PromptFormat: "cuda", "cpu", "triton");
+// kNotFound for a missing file, kInvalidArgument for a placeholder no template may use (a typo
+// would otherwise reach the model).
+Result<PromptTemplates> LoadTemplates(const std::filesystem::path& dir, const std::string& format);
 // prompts/ beside or above the executable, else in the source tree.
 std::filesystem::path DefaultPromptDir();
 

@@ -115,15 +115,20 @@ std::string Substitute(const std::string& tmpl, const std::map<std::string, std:
   return out;
 }
 
-Result<PromptTemplates> LoadTemplates(const fs::path& dir, const std::string& backend) {
+Result<PromptTemplates> LoadTemplates(const fs::path& dir, const std::string& format) {
   PromptTemplates t;
   struct Entry {
     std::string file;
     std::string* into;
   };
+  // A format may bring its own system message (system_triton.txt: the kernels are not
+  // load_inline's); the others share system.txt.
+  std::error_code ec;
+  const std::string system =
+      fs::exists(dir / ("system_" + format + ".txt"), ec) ? "system_" + format + ".txt" : "system.txt";
   for (const Entry& e :
-       {Entry{"system.txt", &t.system}, Entry{"task.txt", &t.task}, Entry{"repair.txt", &t.repair},
-        Entry{"format_" + backend + ".txt", &t.format}}) {
+       {Entry{system, &t.system}, Entry{"task.txt", &t.task}, Entry{"repair.txt", &t.repair},
+        Entry{"format_" + format + ".txt", &t.format}}) {
     auto text = ReadFile(dir / e.file);
     if (!text.ok()) {
       return text.status();

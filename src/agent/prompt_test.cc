@@ -28,6 +28,21 @@ TEST(LoadTemplates, TheShippedOnesLoadForBothBackends) {
   }
 }
 
+TEST(LoadTemplates, TritonHasItsOwnFormatAndSystemMessage) {
+  const auto dir = std::filesystem::path(KFORGE_SOURCE_DIR) / "prompts";
+  auto triton = LoadTemplates(dir, "triton");
+  ASSERT_TRUE(triton.ok()) << triton.status().message();
+  EXPECT_NE(triton->format.find("@triton.jit"), std::string::npos);
+  EXPECT_NE(triton->format.find("kernel[grid]"), std::string::npos);
+  EXPECT_NE(triton->system.find("Triton"), std::string::npos);
+  EXPECT_EQ(triton->system.find("load_inline"), std::string::npos);
+  // The load_inline formats keep the shared system message.
+  auto cuda = LoadTemplates(dir, "cuda");
+  ASSERT_TRUE(cuda.ok());
+  EXPECT_NE(cuda->system.find("load_inline"), std::string::npos);
+  EXPECT_EQ(triton->task, cuda->task);
+}
+
 TEST(LoadTemplates, RejectsTyposAndMissingFiles) {
   auto dir =
       std::filesystem::temp_directory_path() / ("kf_prompt_test_" + std::to_string(getpid()));

@@ -126,6 +126,15 @@ Metrics Compute(const std::vector<Sample>& samples, const MetricOptions& opt) {
   for (const auto& [level, group] : level_samples) {
     m.per_level[level] = Pool(group, level_problems[level], opt);
   }
+  // Each family as if it were the whole run: its own problems, its own Pass@k.
+  std::map<std::string, std::vector<Sample>> by_family;
+  for (const Sample& s : samples) {
+    if (!s.family.empty()) by_family[s.family].push_back(s);
+  }
+  for (auto& [family, group] : by_family) {
+    for (Sample& s : group) s.family.clear();  // one level of grouping
+    m.per_family[family] = Compute(group, opt).overall;
+  }
   return m;
 }
 

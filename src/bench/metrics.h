@@ -1,5 +1,5 @@
 // bench metrics: Pass@k, Avg@k, Faster Rate, fast_p, geometric-mean speedup, status counts;
-// overall, per level and per problem. Pure functions of the samples' outcomes (no I/O), so
+// overall, per level, per kernel family (load_inline, triton) and per problem. Pure functions of the samples' outcomes (no I/O), so
 // the definitions below are the whole story (docs/CLI.md repeats them for users).
 //
 // Definitions (n = a problem's counted samples, c = those with status ok):
@@ -14,6 +14,8 @@
 //    status ok and speedup > p; fast_0 is the correctness rate (ok samples without a speedup,
 //    as with --no-baselines, count for p = 0 only).
 //  - Geometric-mean speedup vs eager (vs compile): over ok samples that have one; absent if none.
+//  - Per family: the same definitions over the samples of one family alone (a problem counts
+//    for a family when it has samples of that family).
 //  - infra_error samples say nothing about the model: they are not counted in n (nor in any
 //    rate); they are reported in the status counts and as `infra_errors`. A problem whose
 //    samples are all infra_error has n = 0 and is left out of the means over problems.
@@ -34,6 +36,9 @@ struct Sample {
   VerdictStatus status = VerdictStatus::kInfraError;
   std::optional<double> speedup_vs_eager;
   std::optional<double> speedup_vs_compile;
+  // The candidate's kernel family (backend::FamilyName: "load_inline", "triton"); "" when
+  // unknown (per_family then leaves the sample out).
+  std::string family;
 };
 
 struct MetricOptions {
@@ -69,6 +74,7 @@ struct Metrics {
   MetricOptions options;
   Aggregate overall;
   std::map<std::string, Aggregate> per_level;
+  std::map<std::string, Aggregate> per_family;  // by Sample::family; empty when none is known
   std::vector<ProblemMetrics> problems;  // sorted by level, then problem
 };
 

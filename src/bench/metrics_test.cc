@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "bench/report.h"
+
 namespace kf::bench {
 namespace {
 
@@ -121,6 +123,43 @@ TEST(Metrics, NoSamplesGivesZeros) {
   EXPECT_EQ(m.overall.samples, 0);
   EXPECT_EQ(m.overall.pass_at_k, 0.0);
   EXPECT_TRUE(m.problems.empty());
+}
+
+// A mixed run: each family is measured as if it were the whole run.
+TEST(Metrics, PerFamily) {
+  auto S = [](const char* problem, VerdictStatus st, std::optional<double> sp, const char* fam) {
+    Sample s{"level1", problem, st, sp, std::nullopt};
+    s.family = fam;
+    return s;
+  };
+  const auto ok = VerdictStatus::kOk;
+  std::vector<Sample> samples = {S("relu", ok, 2.0, "load_inline"),
+                                 S("relu", VerdictStatus::kCheat, {}, "load_inline"),
+                                 S("relu", ok, 1.5, "triton"),
+                                 S("softmax", ok, 4.0, "triton"),
+                                 S("softmax", VerdictStatus::kInfraError, {}, "triton")};
+  Metrics m = Compute(samples, {});
+  ASSERT_EQ(m.per_family.size(), 2u);
+  const Aggregate& li = m.per_family.at("load_inline");
+  const Aggregate& tr = m.per_family.at("triton");
+  EXPECT_EQ(li.problems, 1);
+  EXPECT_EQ(li.samples, 2);
+  EXPECT_DOUBLE_EQ(li.pass_at_1, 0.5);
+  EXPECT_EQ(tr.problems, 2);
+  EXPECT_EQ(tr.samples, 2);
+  EXPECT_EQ(tr.infra_errors, 1);
+  EXPECT_DOUBLE_EQ(tr.pass_at_1, 1.0);
+  EXPECT_NEAR(*tr.geomean_speedup_vs_eager, std::sqrt(6.0), 1e-12);
+  EXPECT_EQ(m.overall.samples, 4);
+  // The summary shows a column per family only when there are two or more.
+  Table t = SummaryTable(m);
+  EXPECT_EQ(t.columns, (std::vector<std::string>{"overall", "level1", "load_inline", "triton"}));
+  samples.resize(2);
+  EXPECT_EQ(SummaryTable(Compute(samples, {})).columns,
+            (std::vector<std::string>{"overall", "level1"}));
+  // Samples of no known family are left out of per_family.
+  for (auto& s : samples) s.family.clear();
+  EXPECT_TRUE(Compute(samples, {}).per_family.empty());
 }
 
 }  // namespace

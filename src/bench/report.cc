@@ -57,6 +57,14 @@ Table SummaryTable(const Metrics& m) {
     t.columns.push_back(level);
     groups.push_back(&a);
   }
+  // A run of more than one kernel family (load_inline and Triton candidates together): a
+  // column each.
+  if (m.per_family.size() > 1) {
+    for (const auto& [family, a] : m.per_family) {
+      t.columns.push_back(family);
+      groups.push_back(&a);
+    }
+  }
   auto row = [&](const std::string& name, auto cell) {
     std::vector<std::string> cells;
     for (const Aggregate* a : groups) cells.push_back(cell(*a));
@@ -162,6 +170,8 @@ std::string RenderMarkdown(const Metrics& m, const RunInfo& info) {
 json ResultsJson(const Metrics& m, const RunInfo& info) {
   json levels = json::object();
   for (const auto& [level, a] : m.per_level) levels[level] = AggregateJson(a);
+  json families = json::object();
+  for (const auto& [family, a] : m.per_family) families[family] = AggregateJson(a);
   json problems = json::array();
   for (const auto& p : m.problems) {
     problems.push_back({{"level", p.level},
@@ -210,6 +220,7 @@ json ResultsJson(const Metrics& m, const RunInfo& info) {
             {"not_evaluated", info.not_evaluated}}},
           {"overall", AggregateJson(m.overall)},
           {"levels", levels},
+          {"families", families},
           {"problems", problems}};
 }
 

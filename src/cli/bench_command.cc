@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "backend/backend.h"
 #include "bench/discover.h"
 #include "bench/metrics.h"
 #include "bench/progress.h"
@@ -306,8 +307,11 @@ int RunBench(const BenchFlags& f) {
         info.compiled_light_fell_back += st.detail.value("compiled_light_fell_back", 0);
       }
     }
-    samples.push_back(
-        {records[i].level, records[i].problem, v.status, v.speedup_vs_eager, v.speedup_vs_compile});
+    samples.push_back({records[i].level, records[i].problem, v.status, v.speedup_vs_eager,
+                       v.speedup_vs_compile,
+                       v.candidate_format == backend::CandidateFormat(backend::Family::kTriton)
+                           ? backend::FamilyName(backend::Family::kTriton)
+                           : backend::FamilyName(backend::Family::kLoadInline)});
     done.push_back(std::move(records[i]));
   }
   info.samples = done.size();

@@ -35,6 +35,8 @@ bool ReadFile(const std::string& path, std::string* out) {
 // (the build and the run decide the rest).
 struct Checked {
   std::string outcome;
+  std::string family;  // backend::FamilyName of what extract decided
+  int triton_kernels = 0;
   std::vector<Diagnostic> diagnostics;
   int calls = 0, resolved = 0;  // load_inline call sites; resolved statically
   std::vector<ExtensionSpec> specs;  // the resolved calls' arguments, as the build stage gets them
@@ -43,7 +45,9 @@ struct Checked {
 Checked CheckOne(const std::string& text, const std::string& problem_text,
                  const eval::EvalOptions& opt) {
   Checked c;
-  extract::Candidate cand = extract::Extract(text);
+  extract::Candidate cand = extract::Extract(text, opt.family);
+  c.family = backend::FamilyName(cand.family);
+  c.triton_kernels = static_cast<int>(cand.triton_kernels.size());
   c.diagnostics = cand.diagnostics;
   for (const auto& call : cand.inline_calls) {
     ++c.calls;
@@ -84,6 +88,8 @@ int RunCheck(const CheckFlags& f) {
       json out = {{"candidate", path},
                   {"outcome", c.outcome},
                   {"policy", execute::PolicyName(opt.exec.policy)},
+                  {"family", c.family},
+                  {"triton_kernels", c.triton_kernels},
                   {"load_inline_calls", c.calls},
                   {"resolved_statically", c.resolved},
                   {"diagnostics", ds}};
@@ -94,9 +100,15 @@ int RunCheck(const CheckFlags& f) {
       std::cout << out.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
       continue;
     }
-    std::cout << path << ": " << c.outcome << " (" << c.calls << " load_inline call"
-              << (c.calls == 1 ? "" : "s") << ", " << c.calls - c.resolved
-              << " built from the arguments captured at run time)\n";
+    if (c.family == "triton") {
+      std::cout << path << ": " << c.outcome << " (triton: " << c.triton_kernels
+                << " @triton.jit kernel" << (c.triton_kernels == 1 ? "" : "s")
+                << ", compiled in the candidate's process)\n";
+    } else {
+      std::cout << path << ": " << c.outcome << " (" << c.calls << " load_inline call"
+                << (c.calls == 1 ? "" : "s") << ", " << c.calls - c.resolved
+                << " built from the arguments captured at run time)\n";
+    }
     for (const auto& d : c.diagnostics) {
       std::cout << "  " << (d.line > 0 ? "line " + std::to_string(d.line) + ": " : "")
                 << SeverityName(d.severity) << " " << d.code << ": " << d.message << "\n";

@@ -7,6 +7,7 @@
 #include <memory>
 #include <sstream>
 
+#include "backend/backend.h"
 #include "agent/agent.h"
 #include "cli/commands.h"
 #include "cli/eval_flags.h"
@@ -51,7 +52,8 @@ class Prompts {
       ev_ = std::move(*ev);
       backend_ = opt.backend;
       auto t = agent::LoadTemplates(
-          f_.prompt_dir.empty() ? agent::DefaultPromptDir() : fs::path(f_.prompt_dir), backend_);
+          f_.prompt_dir.empty() ? agent::DefaultPromptDir() : fs::path(f_.prompt_dir),
+          backend::PromptFormat(opt.backend, opt.family));
       if (!t.ok()) return t.status();
       templates_ = *t;
     }
@@ -151,6 +153,10 @@ void AddCommon(CLI::App* sub, DataFlags* f) {
   sub->add_option("--prompt-dir", f->prompt_dir, "templates for prompts made here (prompts/)");
   sub->add_option("--backend", f->eval.backend, "for prompts made here: cuda or cpu")
       ->check(CLI::IsMember({"cuda", "cpu"}));
+  sub->add_option("--family", f->eval.family,
+                  "for prompts made here: load_inline (default) or triton (the reply format asked "
+                  "for)")
+      ->check(CLI::IsMember({"auto", "load_inline", "triton"}));
   sub->add_option("--python", f->eval.python, "for prompts made here: Python with PyTorch");
   sub->add_option("--cache", f->eval.cache_dir, "cache folder (default: ~/.cache/kforge)");
 }

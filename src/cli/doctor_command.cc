@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 
+#include "backend/backend.h"
 #include "cli/commands.h"
 #include "doctor/doctor.h"
 #include "eval/eval.h"
@@ -19,7 +20,7 @@ struct DoctorFlags {
 int RunDoctor(const DoctorFlags& f) {
   doctor::GatherOptions opt;
   // The same defaults as eval, so doctor checks what eval would use.
-  opt.backend = f.backend.empty() ? eval::DefaultBackend() : f.backend;
+  opt.backend = f.backend.empty() ? backend::DefaultBackend() : f.backend;
   opt.python = f.python.empty() ? eval::DefaultPython() : f.python;
   opt.runner_dir = eval::FindRunnerDir();
   doctor::Facts facts = doctor::GatherFacts(opt);

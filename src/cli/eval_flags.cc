@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "backend/backend.h"
+
 namespace kf::cli {
 
 int Cores() {
@@ -15,7 +17,7 @@ int Cores() {
 
 eval::EvalOptions ToEvalOptions(const EvalFlags& f) {
   eval::EvalOptions opt;
-  opt.backend = f.backend.empty() ? eval::DefaultBackend() : f.backend;
+  opt.backend = f.backend.empty() ? backend::DefaultBackend() : f.backend;
   opt.device_index = f.device;
   opt.devices = f.devices;
   if (f.many_lanes && opt.devices.empty()) opt.devices = DefaultDevices(opt.backend);
@@ -38,6 +40,7 @@ eval::EvalOptions ToEvalOptions(const EvalFlags& f) {
   opt.exec.allow_libraries = f.allow_libraries;
   opt.exec.policy = execute::ParsePolicy(f.policy).value_or(execute::Policy::kStrict);
   opt.allowlist = f.allowlist;
+  (void)backend::ParseFamilyChoice(f.family, &opt.family);  // the flag's check admits only these
   // Now, so that the settings digest (job ids) covers the list; Evaluator::Create reports a
   // list it cannot read.
   (void)eval::LoadPolicy(&opt);
@@ -45,24 +48,13 @@ eval::EvalOptions ToEvalOptions(const EvalFlags& f) {
 }
 
 std::vector<int> DefaultDevices(const std::string& backend) {
-  int n = 1;
-  if (backend == "cuda") {
-    const char* vis = getenv("CUDA_VISIBLE_DEVICES");
-    if (vis && *vis) {
-      n = 1;
-      for (const char* c = vis; *c; ++c) n += *c == ',' ? 1 : 0;
-    } else {
-      n = std::max(eval::GpuDeviceNodes(), 1);
-    }
-  }
-  std::vector<int> d;
-  for (int i = 0; i < n; ++i) d.push_back(i);
-  return d;
+  const backend::Device* d = backend::FindDevice(backend);
+  return d ? backend::VisibleDevices(*d) : std::vector<int>{0};
 }
 
 void AddEvalFlags(CLI::App* app, EvalFlags* f, Lanes lanes) {
   app->add_option("--backend", f->backend, "cuda or cpu (default: cuda where a GPU is visible)")
-      ->check(CLI::IsMember({"cuda", "cpu"}));
+      ->check(CLI::IsMember(backend::DeviceNames()));
   app->add_option("--python", f->python,
                   "Python interpreter with PyTorch (default: $KFORGE_PYTHON, python3, "
                   "/usr/bin/python3: the first that has torch)");
@@ -128,6 +120,11 @@ void AddRuleFlags(CLI::App* app, EvalFlags* f) {
                   "kernels) or kernelbench (KernelBench's: PyTorch may compute parts of the "
                   "model; the verdict lists which ops)")
       ->check(CLI::IsMember({"strict", "kernelbench"}));
+  app->add_option("--family", f->family,
+                  "the candidates' kernel family: auto (default: triton for a program of "
+                  "@triton.jit kernels without load_inline, else load_inline), load_inline or "
+                  "triton")
+      ->check(CLI::IsMember({"auto", "load_inline", "kernelbench", "triton"}));
   app->add_option("--allowlist", f->allowlist,
                   "the strict policy's ATen allowlist file (default: "
                   "runner/policies/strict_allowed_aten.txt)")

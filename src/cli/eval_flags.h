@@ -31,6 +31,7 @@ struct EvalFlags {
   int load_timeout_s = 120;
   bool allow_libraries = false;
   std::string policy = "strict";  // execute/policy.h
+  std::string family = "auto";    // auto, load_inline or triton (backend::ParseFamilyChoice)
   std::string allowlist;          // "" : kforge's runner/policies/strict_allowed_aten.txt
 };
 
@@ -53,8 +54,8 @@ std::vector<int> DefaultDevices(const std::string& backend);
 // The flags that shape a verdict (trials, tolerances, baselines, timing, timeouts, libraries),
 // part of AddEvalFlags.
 void AddVerdictFlags(CLI::App* app, EvalFlags* f);
-// The part of those that decides what is legal (--allow-libraries, --policy, --allowlist), for
-// commands that only check (kforge check).
+// The part of those that decides what is legal (--allow-libraries, --policy, --allowlist,
+// --family), for commands that only check (kforge check).
 void AddRuleFlags(CLI::App* app, EvalFlags* f);
 
 // Online processors (at least 1): the default number of compiles, and of bench's build threads.

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <memory>
 
+#include "backend/backend.h"
 #include "cli/commands.h"
 #include "cli/generation.h"
 #include "score/score.h"
@@ -47,6 +48,7 @@ int RunGenerate(const GenerateFlags& f) {
                     ? std::filesystem::path("out") / std::filesystem::path(f.problem).stem()
                     : std::filesystem::path(f.out_dir);
   req.backend = eo.backend;
+  req.prompt_format = backend::PromptFormat(eo.backend, eo.family);  // --family triton: Triton
   req.prompt_dir = f.model.prompt_dir;
   req.options.samples = f.samples;
   req.options.turns = f.turns;

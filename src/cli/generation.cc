@@ -152,7 +152,8 @@ Result<GenerationReport> RunGeneration(pipeline::Pipeline& engine, model::ModelC
     return source.status();
   }
   auto templates = agent::LoadTemplates(
-      req.prompt_dir.empty() ? agent::DefaultPromptDir() : req.prompt_dir, req.backend);
+      req.prompt_dir.empty() ? agent::DefaultPromptDir() : req.prompt_dir,
+      req.prompt_format.empty() ? req.backend : req.prompt_format);
   if (!templates.ok()) {
     return templates.status();
   }

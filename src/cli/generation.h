@@ -49,6 +49,7 @@ struct GenerationRequest {
   std::filesystem::path problem;
   std::filesystem::path out_dir;  // empty: write no files
   std::string backend;
+  std::string prompt_format;  // backend::PromptFormat: "cuda", "cpu", "triton"
   agent::GenerateOptions options;
   std::filesystem::path prompt_dir;                 // empty: DefaultPromptDir()
   std::ostream* progress = nullptr;                 // one line per finished turn, when set

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 
+#include "backend/backend.h"
 #include "cli/commands.h"
 #include "common/process.h"
 #include "eval/eval.h"
@@ -31,7 +32,7 @@ int RunLint(const LintFlags& f) {
     }
   }
   std::string python = f.python.empty() ? eval::DefaultPython() : f.python;
-  std::string backend = f.backend.empty() ? eval::DefaultBackend() : f.backend;
+  std::string backend = f.backend.empty() ? backend::DefaultBackend() : f.backend;
   auto runner = eval::FindRunnerDir();
   char out_path[] = "/tmp/kforge-lint-XXXXXX";
   int fd = mkstemp(out_path);

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "backend/backend.h"
 #include "mcp/progress.h"
 #include "queue/job.h"
 
@@ -183,6 +184,7 @@ ToolResult McpTools::Generate(const json& a, const mcp::CallContext& ctx, bool o
   GenerationRequest req;
   req.problem = r->file;
   req.backend = Backend();
+  req.prompt_format = backend::PromptFormat(options_.backend, options_.family);
   req.prompt_dir = ms.prompt_dir;
   req.out_dir = a.value("out", std::string());
   req.progress = &std::cerr;

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <memory>
 
+#include "backend/backend.h"
 #include "cli/commands.h"
 #include "eval/eval.h"
 #include "synth/synth.h"
@@ -76,7 +77,7 @@ int RunCalibrate(const SynthFlags& f, const std::string& backend) {
     return cal.status().code() == Code::kInvalidArgument ? kExitUsage : kExitInfra;
   }
   cal->backend = backend;
-  cal->device = eval::DeviceModel(backend);
+  if (const backend::Device* d = backend::FindDevice(backend)) cal->device = backend::DeviceModel(*d);
   std::ofstream out(f.calibrate, std::ios::binary | std::ios::trunc);
   // One line per curve: readable, and a recalibration diffs by op.
   auto j = synth::CalibrationJson(*cal);
@@ -114,7 +115,7 @@ std::string Quantile(std::vector<double> v, double q) {
 
 int RunSynth(SynthFlags f) {
   if (f.list_ops) return ListOps();
-  std::string backend = f.backend.empty() ? eval::DefaultBackend() : f.backend;
+  std::string backend = f.backend.empty() ? backend::DefaultBackend() : f.backend;
   if (!f.calibrate.empty()) return RunCalibrate(f, backend);
   if (f.out.empty()) {
     std::cerr << "kforge synth: --out is required\n";

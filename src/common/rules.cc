@@ -146,7 +146,67 @@ const Rule* FindRule(std::string_view code) {
   return nullptr;
 }
 
-std::string RuleHint(std::string_view code) {
+const std::vector<TritonRule>& TritonRules() {
+  static const std::vector<TritonRule> kRules = {
+      {"H01",
+       "ModelNew.forward computes with PyTorch beside (or instead of) its @triton.jit kernels",
+       "static: the forward rules over everything forward reaches; launching a @triton.jit "
+       "kernel (kernel[grid](...)) and triton.cdiv / triton.next_power_of_2 are plumbing; run "
+       "time: the ATen ops of one profiled forward outside the allowlist. Under --policy "
+       "kernelbench allowed beside a real kernel and listed in pytorch_ops",
+       "Do all the computation in your @triton.jit kernels. forward may only allocate outputs "
+       "(torch.empty/empty_like...), take views and metadata (view, reshape, contiguous, shape, "
+       "stride...), compute the grid (triton.cdiv) and launch your kernels with "
+       "kernel[grid](...); pass nn layers' .weight and .bias to a kernel instead of calling the "
+       "layer."},
+      {"H02",
+       "a @triton.jit kernel is defined but never launched, launched on a dummy, or its output "
+       "thrown away while the answer is computed elsewhere",
+       "run time: the candidate host counts launches through hooks it installs on Triton before "
+       "the candidate's code runs; the profiled forward must launch one of the candidate's "
+       "kernels, and in the ghost replay (the candidate run again with every launch a no-op) "
+       "the answer must be wrong",
+       "Compute the output in your @triton.jit kernels, launched on the real inputs and outputs "
+       "in every call; never compute it beside them."},
+      {"H04",
+       "torch, numpy, math or another library used inside a @triton.jit body",
+       "static: a jit body may use triton.language, the candidate's other @triton.jit functions "
+       "and plain arithmetic (Triton's compiler rejects most of the rest). Under --policy "
+       "kernelbench a note, and the compiler decides",
+       "Inside a @triton.jit kernel use only triton.language (tl.load, tl.store, tl.sum, tl.dot, "
+       "...), your other @triton.jit functions and plain arithmetic; torch and other libraries "
+       "do not run there."},
+      {"H13",
+       "tl.float16/bfloat16/fp8 arithmetic or a TF32 tl.dot (input_precision=\"tf32\", "
+       "allow_tf32=True) when fp32 is asked",
+       "static: reduced-precision tl dtypes in jit bodies and TF32 requested from tl.dot, on fp32 "
+       "problems; numerics: the fp32 tolerance on every trial",
+       "The problem is fp32: load, compute and accumulate in tl.float32, and call tl.dot with "
+       "input_precision=\"ieee\" (Triton's default for fp32 inputs is TF32 where the GPU has "
+       "it)."},
+      {"H13_note",
+       "tl.dot on an fp32 problem without input_precision=\"ieee\": Triton's default is TF32",
+       "nothing by itself: the fp32 tolerance on every trial decides",
+       "Pass input_precision=\"ieee\" to tl.dot on fp32 problems, or the TF32 default may miss "
+       "the fp32 tolerance."},
+      {"H19",
+       "the problem's sizes baked into the kernel (tl.constexpr sizes from module constants, "
+       "literal strides or element counts)",
+       "one trial on every other size the problem declares (KFORGE_SHAPE_VARIANTS); Triton "
+       "compiles again for each new constexpr value, so only a hard-coded size fails",
+       "Pass every size and stride to the kernel from the input tensors (x.numel(), x.shape, "
+       "x.stride()); make tl.constexpr only block sizes and switches, never the problem's "
+       "sizes."},
+  };
+  return kRules;
+}
+
+std::string RuleHint(std::string_view code, std::string_view family) {
+  if (family == "triton") {
+    for (const TritonRule& t : TritonRules()) {
+      if (code == t.code) return t.hint;
+    }
+  }
   const Rule* r = FindRule(code);
   return r ? r->hint : "";
 }
@@ -164,6 +224,17 @@ std::string RulesMarkdown() {
   for (const Rule& r : Rules()) {
     s += std::string("| ") + r.code + " | " + r.name + " | " + r.catches + " | " + r.stops +
          " | " + r.hint + " |\n";
+  }
+  s +=
+      "\n## Triton candidates\n\n"
+      "A Triton candidate's kernels are @triton.jit functions launched with kernel[grid](...), "
+      "compiled in the candidate's process on first call. Every rule above applies to it; these "
+      "read differently (the red team: `tests/redteam/triton/`).\n\n"
+      "| code | the trick in Triton | what stops it | hint shown to the model |\n"
+      "|---|---|---|---|\n";
+  for (const TritonRule& t : TritonRules()) {
+    s += std::string("| ") + t.code + " | " + t.catches + " | " + t.stops + " | " + t.hint +
+         " |\n";
   }
   return s;
 }

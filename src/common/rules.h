@@ -1,6 +1,7 @@
 // rules: the catalog of kforge's legality rules, one entry per code a verdict can name (the
 // tricks H01..H20 and the notes beside them): what it catches, what stops it, and the hint a
-// model is shown. The static rules, the runtime rules and the timing checks take their hints
+// model is shown; and, where a rule reads differently for Triton candidates (their kernels are
+// @triton.jit functions, not load_inline sources), how it reads for them. The static rules, the runtime rules and the timing checks take their hints
 // from here, and docs/RULES.md is this table (`kforge rules --markdown`, checked by a test).
 //
 // Thread-safety: immutable data.
@@ -22,10 +23,22 @@ struct Rule {
 };
 
 const std::vector<Rule>& Rules();
+
+// A rule as it applies to Triton candidates, where that differs from load_inline's wording. A
+// code without an entry reads the same for both families.
+struct TritonRule {
+  const char* code;     // a code of Rules()
+  const char* catches;  // the trick as a Triton candidate plays it
+  const char* stops;
+  const char* hint;
+};
+const std::vector<TritonRule>& TritonRules();
+
 // The rule of `code`, or nullptr.
 const Rule* FindRule(std::string_view code);
-// Its hint; "" for a code that is not in the catalog.
-std::string RuleHint(std::string_view code);
+// Its hint; "" for a code that is not in the catalog. `family` "triton" gives Triton's wording
+// where it has one (backend::FamilyName; common cannot name the enum).
+std::string RuleHint(std::string_view code, std::string_view family = "");
 // The catalog as docs/RULES.md.
 std::string RulesMarkdown();
 

@@ -29,6 +29,20 @@ TEST(Rules, EveryTrickOnceWithAHint) {
   EXPECT_EQ(RuleHint("H99"), "");
 }
 
+TEST(Rules, TritonWordingOnlyForCodesOfTheCatalog) {
+  std::set<std::string> codes;
+  for (const TritonRule& t : TritonRules()) {
+    EXPECT_NE(FindRule(t.code), nullptr) << t.code;
+    EXPECT_TRUE(codes.insert(t.code).second) << t.code << " twice";
+    EXPECT_EQ(RuleHint(t.code, "triton"), t.hint);
+    EXPECT_NE(RuleHint(t.code, "triton"), RuleHint(t.code)) << t.code;
+  }
+  // Codes without Triton wording read the same for both families.
+  EXPECT_EQ(RuleHint("H08", "triton"), RuleHint("H08"));
+  EXPECT_NE(RuleHint("H01", "triton").find("@triton.jit"), std::string::npos);
+  EXPECT_NE(RuleHint("H01", "load_inline").find("load_inline"), std::string::npos);
+}
+
 // docs/RULES.md is the catalog: regenerate it with `kforge rules --markdown > docs/RULES.md`.
 TEST(Rules, TheDocIsTheCatalog) {
   std::ifstream f(std::string(KFORGE_SOURCE_DIR) + "/docs/RULES.md");

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "backend/backend.h"
 #include "build/environment.h"
 #include "common/process.h"
 #include "doctor/doctor.h"
@@ -115,7 +116,7 @@ Facts GatherFacts(const GatherOptions& opt) {
   f.runner_dir = opt.runner_dir.string();
   f.runner_found = fs::exists(opt.runner_dir / "kforge_runner" / "doctor.py");
   if (f.runner_found) RunRunner(opt, &f);
-  f.gpu_nodes = eval::GpuDeviceNodes();
+  f.gpu_nodes = backend::GpuNodes();
   f.sandbox = SandboxProbe();
   f.sandbox_library = SandboxLibraryPath();
   f.redis_server = FindExecutable("redis-server");

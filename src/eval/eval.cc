@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "backend/backend.h"
 #include "common/hash.h"
 #include "eval/impl.h"
 #include "extract/extract.h"
@@ -103,7 +104,8 @@ Prepared Evaluator::Impl::Prepare(const fs::path& problem_path, const std::strin
 
   // extract
   auto t0 = Clock::now();
-  p.candidate = extract::Extract(text);
+  p.candidate = extract::Extract(text, opt.family);
+  v.candidate_format = backend::CandidateFormat(p.candidate.family);
   if (opt.reference_as_candidate) {  // plain PyTorch, no kernel of its own: that is the point
     auto& ds = p.candidate.diagnostics;
     ds.erase(std::remove_if(ds.begin(), ds.end(),
@@ -127,8 +129,11 @@ Prepared Evaluator::Impl::Prepare(const fs::path& problem_path, const std::strin
   v.stages.push_back({"static", legal, MsSince(t0), json::object()});
   if (!legal) return final_as(VerdictStatus::kCheat);
 
-  // build: every statically resolved load_inline call, in parallel
-  if (auto decided = BuildStatic(p)) return final_as(*decided);
+  // build: every statically resolved load_inline call, in parallel. A family that compiles in
+  // the candidate's process (Triton) has its build stage recorded from the run (Execute).
+  if (PathOf(cand).Prebuilds()) {
+    if (auto decided = BuildStatic(p)) return final_as(*decided);
+  }
 
   return p;
 }
@@ -148,7 +153,17 @@ Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
   if (!problem.ok()) return infra("execute", problem.status());
   RuntimeBuilds rb;
   execute::LoadInlineFn load_inline = RuntimeLoadInline(p, &rb);
-  execute::ExecResult r = ls.lane->Run(problem->id, *problem, cand.code, load_inline, opt.exec);
+  const backend::Path& path = PathOf(cand);
+  execute::ExecOptions eo = opt.exec;
+  eo.family = cand.family;
+  bool jit_cache_warm = false;
+  if (!path.Prebuilds()) {
+    auto env = Environment();
+    eo.jit_cache = path.JitCacheDir(opt.cache_dir, v.candidate_hash, env ? env->dump() : "");
+    std::error_code ec;
+    jit_cache_warm = fs::is_directory(eo.jit_cache, ec) && !fs::is_empty(eo.jit_cache, ec);
+  }
+  execute::ExecResult r = ls.lane->Run(problem->id, *problem, cand.code, load_inline, eo);
   const int shift = cand.first_line - 1;
   for (auto d : r.diagnostics) {
     if (d.line > 0) {
@@ -161,6 +176,17 @@ Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
   v.trials_total = r.trials_total;
   v.pytorch_ops = r.pytorch_ops;
   bool loaded = r.load_ms > 0 && (r.trials_total > 0 || r.outcome == execute::Outcome::kOk);
+  if (!path.Prebuilds() && r.load_ms > 0) {
+    // Triton compiled the kernels inside the candidate's process, on their first calls.
+    v.stages.push_back({"build",
+                        r.outcome != execute::Outcome::kCompileError,
+                        r.jit_compile_ms,
+                        {{"family", backend::FamilyName(cand.family)},
+                         {"in_process", true},
+                         {"compiled", r.jit_compiles},
+                         {"cache_warm", jit_cache_warm},
+                         {"launches", r.jit_launches}}});
+  }
   v.stages.push_back({"execute", loaded, r.spawn_ms + r.load_ms - rb.ms,
                       {{"spawn_ms", r.spawn_ms},
                        {"judge_peak_bytes", r.judge_peak_bytes},
@@ -204,7 +230,7 @@ Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
     v.compile_unavailable = b->compile_unavailable;
     if (v.candidate_ms && v.eager_ms && *v.eager_ms / v.candidate_ms->median_ms > opt.reverify_speedup) {
       // Implausible: a fresh process, fresh inputs and seeds, and the slower time counts.
-      auto again_opt = opt.exec;
+      auto again_opt = eo;
       again_opt.seed = execute::DrawSeed();
       execute::ExecResult again = ls.lane->Run(problem->id, *problem, cand.code, load_inline, again_opt);
       v.stages.push_back({"reverify", again.outcome == execute::Outcome::kOk,
@@ -372,31 +398,9 @@ Status Evaluator::Warm(const fs::path& problem_path, int lane, bool problem_trus
 
 int Evaluator::lanes() const { return static_cast<int>(impl_->lanes.size()); }
 
-std::optional<Verdict> Evaluator::Lookup(const fs::path& problem_path,
-                                         const std::string& candidate_text) {
-  auto src = ReadFile(problem_path);
-  if (!src.ok()) return std::nullopt;
-  std::string key = impl_->StoreKey(Sha256Hex(*src), Sha256Hex(candidate_text));
-  if (key.empty()) return std::nullopt;
-  auto v = impl_->store->GetVerdict(key);
-  if (!v.ok() || !v->has_value()) return std::nullopt;
-  return **v;
-}
-
-std::string Evaluator::StoreKey(const std::string& problem_hash,
-                                const std::string& candidate_hash) {
-  return impl_->StoreKey(problem_hash, candidate_hash);
-}
-
-std::string Evaluator::Impl::StoreKey(const std::string& problem_hash,
-                                      const std::string& candidate_hash) {
-  std::lock_guard<std::mutex> g(env_mu);
-  if (!environment) {
-    auto fp = builder->Fingerprint();  // a worker's `hello`: no torch import
-    if (!fp.ok()) return "";
-    environment = json{{"toolchain", *fp}, {"device", DeviceModel(opt.backend)}};
-  }
-  return VerdictKey(problem_hash, candidate_hash, settings_digest, *environment);
+const backend::Path& Evaluator::Impl::PathOf(const extract::Candidate& c) const {
+  const backend::Device* d = backend::FindDevice(opt.backend);
+  return backend::PathFor(d ? *d : *backend::FindDevice("cpu"), c.family);
 }
 
 }  // namespace kf::eval

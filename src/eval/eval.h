@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend/backend.h"
 #include "common/status.h"
 #include "execute/execute.h"
 #include "extract/extract.h"
@@ -21,7 +22,10 @@
 namespace kf::eval {
 
 struct EvalOptions {
-  std::string backend = "cpu";            // "cpu" or "cuda"
+  std::string backend = "cpu";            // "cpu" or "cuda" (backend::DeviceNames)
+  // The candidates' kernel family (--family); nothing: detected from each candidate's text
+  // (extract::Extract). Part of the verdict settings.
+  std::optional<backend::Family> family;
   int device_index = 0;
   // One execution lane per entry (GPU indices); empty means one lane on device_index.
   std::vector<int> devices;
@@ -136,11 +140,6 @@ std::vector<Diagnostic> StaticFindings(const extract::Candidate& c, const std::s
 std::filesystem::path DefaultCacheDir();
 // $KFORGE_RUNNER_DIR, else runner/ beside or above the executable, else the source tree.
 std::filesystem::path FindRunnerDir();
-// How many /dev/nvidiaN nodes this machine (or container) has.
-int GpuDeviceNodes();
-
-// "cuda" when an NVIDIA GPU is visible (a /dev/nvidiaN node), else "cpu".
-std::string DefaultBackend();
 // The first of $KFORGE_PYTHON, python3, /usr/bin/python3 that has torch installed.
 std::string DefaultPython();
 // "level1/relu" for .../level1/relu.py; the file stem otherwise.
@@ -160,9 +159,5 @@ std::string JobKey(const std::string& problem_hash, const std::string& candidate
 // arch; and the device model). Verdicts made elsewhere, or with other options, never match.
 std::string VerdictKey(const std::string& problem_hash, const std::string& candidate_hash,
                        const std::string& settings_digest, const nlohmann::json& environment);
-// The model of the devices a backend runs on: the GPUs' models from the NVIDIA driver's files
-// under `proc` (sorted, distinct, comma-separated), or the CPU's model name.
-std::string DeviceModel(const std::string& backend,
-                        const std::filesystem::path& proc = "/proc");
 
 }  // namespace kf::eval

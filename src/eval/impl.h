@@ -90,6 +90,12 @@ class Evaluator::Impl {
   // stored or looked up).
   std::string StoreKey(const std::string& problem_hash, const std::string& candidate_hash);
 
+  // The toolchain fingerprint and device model (fetched once); nothing when the toolchain
+  // cannot be fingerprinted.
+  std::optional<nlohmann::json> Environment();
+  // The candidate's family on this evaluator's backend.
+  const backend::Path& PathOf(const extract::Candidate& c) const;
+
   std::string settings_digest;  // SettingsDigest(opt), fixed at creation
   std::mutex env_mu;
   std::optional<nlohmann::json> environment;  // GUARDED_BY(env_mu): toolchain and device model

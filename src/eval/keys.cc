@@ -1,10 +1,12 @@
-// The identities of verdicts and jobs: what a verdict depends on, in one place.
+// The identities of verdicts and jobs: what a verdict depends on, in one place, and the store
+// key an Evaluator files its verdicts under.
 #include <algorithm>
-#include <fstream>
 #include <map>
 
+#include "backend/backend.h"
 #include "common/hash.h"
 #include "eval/eval.h"
+#include "eval/impl.h"
 
 namespace kf::eval {
 namespace fs = std::filesystem;
@@ -14,30 +16,18 @@ namespace {
 
 // Bumped whenever the way a verdict is reached changes without an option changing (a new
 // rule, another trial plan): verdicts stored by older kforge are then not handed back.
-constexpr int kVerdictFormat = 5;  // 3: H03 and kernel-source H13 decided by what runs;
+constexpr int kVerdictFormat = 6;  // 3: H03 and kernel-source H13 decided by what runs;
                                    // 4: dtype comparisons and computed mkdir paths too;
                                    // 5: void functions skipped in the ablation (H02), the
                                    //    candidate run in the problem's namespace, wrong timed
-                                   //    outputs H15 only where untimed calls show it
+                                   //    outputs H15 only where untimed calls show it;
+                                   // 6: Triton candidates (a @triton.jit program without
+                                   //    load_inline was format_error no_kernel before)
 
 json ToleranceJson(const std::map<std::string, double>& m) {
   json j = json::object();
   for (const auto& [dtype, v] : m) j[dtype] = v;
   return j;
-}
-
-// The first line of `path` that starts with `key`, after its colon; "" when there is none.
-std::string FieldOf(const fs::path& path, const std::string& key) {
-  std::ifstream f(path);
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.compare(0, key.size(), key) != 0) continue;
-    auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    auto first = line.find_first_not_of(" \t", colon + 1);
-    return first == std::string::npos ? "" : line.substr(first);
-  }
-  return "";
 }
 
 }  // namespace
@@ -48,6 +38,7 @@ json VerdictSettings(const EvalOptions& opt) {
   json settings = {
       {"format", kVerdictFormat},
       {"backend", opt.backend},
+      {"family", opt.family ? backend::FamilyName(*opt.family) : "auto"},
       {"baselines", opt.baselines},
       {"reference_as_candidate", opt.reference_as_candidate},
       {"reverify_speedup", opt.reverify_speedup},
@@ -91,23 +82,41 @@ std::string VerdictKey(const std::string& problem_hash, const std::string& candi
                    environment.dump());
 }
 
-std::string DeviceModel(const std::string& backend, const fs::path& proc) {
-  if (backend == "cuda") {
-    // The driver's own description of each GPU; no CUDA call, so no context in this process.
-    std::vector<std::string> models;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(proc / "driver/nvidia/gpus", ec)) {
-      std::string m = FieldOf(e.path() / "information", "Model");
-      if (!m.empty()) models.push_back(m);
-    }
-    std::sort(models.begin(), models.end());
-    models.erase(std::unique(models.begin(), models.end()), models.end());
-    std::string out;
-    for (const auto& m : models) out += (out.empty() ? "" : ", ") + m;
-    return out.empty() ? "unknown GPU" : out;
+// The store under this evaluator: its keys (the settings, the toolchain and the device model)
+// and what is stored under them.
+std::optional<Verdict> Evaluator::Lookup(const fs::path& problem_path,
+                                         const std::string& candidate_text) {
+  auto src = ReadFile(problem_path);
+  if (!src.ok()) return std::nullopt;
+  std::string key = impl_->StoreKey(Sha256Hex(*src), Sha256Hex(candidate_text));
+  if (key.empty()) return std::nullopt;
+  auto v = impl_->store->GetVerdict(key);
+  if (!v.ok() || !v->has_value()) return std::nullopt;
+  return **v;
+}
+
+std::string Evaluator::StoreKey(const std::string& problem_hash,
+                                const std::string& candidate_hash) {
+  return impl_->StoreKey(problem_hash, candidate_hash);
+}
+
+std::optional<json> Evaluator::Impl::Environment() {
+  std::lock_guard<std::mutex> g(env_mu);
+  if (!environment) {
+    auto fp = builder->Fingerprint();  // a worker's `hello`: no torch import
+    if (!fp.ok()) return std::nullopt;
+    const backend::Device* d = backend::FindDevice(opt.backend);
+    environment = json{{"toolchain", *fp},
+                       {"device", d ? backend::DeviceModel(*d) : "unknown " + opt.backend}};
   }
-  std::string cpu = FieldOf(proc / "cpuinfo", "model name");
-  return cpu.empty() ? "unknown CPU" : cpu;
+  return environment;
+}
+
+std::string Evaluator::Impl::StoreKey(const std::string& problem_hash,
+                                      const std::string& candidate_hash) {
+  auto env = Environment();
+  if (!env) return "";
+  return VerdictKey(problem_hash, candidate_hash, settings_digest, *env);
 }
 
 }  // namespace kf::eval

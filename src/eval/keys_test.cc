@@ -95,23 +95,5 @@ TEST(VerdictKey, EnvironmentAndContentsSeparate) {
                                                        }())));
 }
 
-TEST(DeviceModel, ReadsTheDriversGpuModelsAndTheCpuName) {
-  namespace fs = std::filesystem;
-  fs::path proc = fs::temp_directory_path() / ("kf-proc-" + std::to_string(getpid()));
-  for (const char* bus : {"0000:19:00.0", "0000:3b:00.0", "0000:4c:00.0"}) {
-    fs::create_directories(proc / "driver/nvidia/gpus" / bus);
-  }
-  auto write = [&](const fs::path& p, const std::string& text) { std::ofstream(p) << text; };
-  write(proc / "driver/nvidia/gpus/0000:19:00.0/information",
-        "Model: \t\t NVIDIA H200\nIRQ:   123\n");
-  write(proc / "driver/nvidia/gpus/0000:3b:00.0/information", "Model: \t\t NVIDIA H200\n");
-  write(proc / "driver/nvidia/gpus/0000:4c:00.0/information", "Model: \t\t NVIDIA H100\n");
-  write(proc / "cpuinfo", "processor\t: 0\nmodel name\t: AMD EPYC 9654 96-Core Processor\n");
-  EXPECT_EQ(DeviceModel("cuda", proc), "NVIDIA H100, NVIDIA H200");
-  EXPECT_EQ(DeviceModel("cpu", proc), "AMD EPYC 9654 96-Core Processor");
-  EXPECT_EQ(DeviceModel("cuda", proc / "none"), "unknown GPU");
-  fs::remove_all(proc);
-}
-
 }  // namespace
 }  // namespace kf::eval

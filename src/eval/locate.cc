@@ -43,21 +43,6 @@ Status LoadPolicy(EvalOptions* opt) {
   return Status::Ok();
 }
 
-int GpuDeviceNodes() {
-  // A container may expose GPUs under other numbers (/dev/nvidia3 and /dev/nvidia6); CUDA
-  // still calls them 0 and 1, so count the nodes rather than probe /dev/nvidia0, 1, ...
-  int n = 0;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator("/dev", ec)) {
-    std::string name = e.path().filename().string();
-    if (name.size() > 6 && name.compare(0, 6, "nvidia") == 0 &&
-        name.find_first_not_of("0123456789", 6) == std::string::npos)
-      ++n;
-  }
-  return n;
-}
-
-std::string DefaultBackend() { return GpuDeviceNodes() > 0 ? "cuda" : "cpu"; }
 
 namespace {
 

@@ -9,8 +9,9 @@ using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 using std::chrono::milliseconds;
 
-Status CandidateProcess::Spawn(const std::string& device, const std::filesystem::path& workdir) {
-  auto child = SpawnFromZygote(zygote_, "spawn", device, workdir);
+Status CandidateProcess::Spawn(const std::string& device, const std::filesystem::path& workdir,
+                               const std::filesystem::path& jit_cache) {
+  auto child = SpawnFromZygote(zygote_, "spawn", device, workdir, jit_cache);
   if (!child.ok()) return child.status();
   child_ = std::move(child.value());
   chan_ = std::move(child_.chan);

@@ -25,8 +25,10 @@ class CandidateProcess {
   CandidateProcess(const CandidateProcess&) = delete;
   CandidateProcess& operator=(const CandidateProcess&) = delete;
 
-  // Asks the zygote for a candidate host on `device` in `workdir` (made empty first).
-  Status Spawn(const std::string& device, const std::filesystem::path& workdir);
+  // Asks the zygote for a candidate host on `device` in `workdir` (made empty first);
+  // `jit_cache`, when given, is the one other folder it may write (SpawnFromZygote).
+  Status Spawn(const std::string& device, const std::filesystem::path& workdir,
+               const std::filesystem::path& jit_cache = {});
 
   // Sends a request and serves the candidate's load_inline events until the answer comes.
   // Time spent building for it does not count against `timeout`. kTimeout when the answer is

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "execute/candidate_process.h"
+#include "execute/jit_rules.h"
 #include "execute/lane_impl.h"
 #include "execute/replies.h"
 #include "extract/guards.h"
@@ -20,8 +21,7 @@ double MsSince(std::chrono::steady_clock::time_point t0);
 
 class CandidateRun {
  public:
-  CandidateRun(Lane::Impl& lane, const LoadInlineFn& load_inline, const ExecOptions& opt)
-      : lane_(lane), proc_(lane.zygote, load_inline), opt_(opt) {}
+  CandidateRun(Lane::Impl& lane, const LoadInlineFn& load_inline, const ExecOptions& opt);
 
   ~CandidateRun() { Stop(); }
 
@@ -29,12 +29,16 @@ class CandidateRun {
                  const std::string& code);
 
  private:
+  // Run's stages; false when the run ended early (out_ says how).
+  bool Stages(const ProblemInfo& problem);
+
   bool Spawn();
 
   // Kills the candidate if it is alive, reaps it and removes its private folder.
   void Stop() { proc_.Stop(); }
 
-  // CandidateProcess::Ask, noting a failed load_inline build for the verdict.
+  // CandidateProcess::Ask, noting a failed load_inline build and the jit facts (Triton's
+  // compiles and launches) for the verdict.
   Result<nlohmann::json> Ask(const nlohmann::json& msg, std::chrono::milliseconds timeout);
 
   // Handles a failed Ask or a refused request; returns false (the run is over).
@@ -60,8 +64,9 @@ class CandidateRun {
   // Timing, the wall-clock bound and the timed outputs (timed_run.cc).
   bool Time();
 
-  // The extension must do the work: with its tensor results replaced by NaN, the answer has to
-  // be wrong (H02: a decoy kernel beside the real computation).
+  // The candidate's own kernels must do the work: with them made no-ops (the extension's tensor
+  // results NaN; for Triton, the ghost replay: every launch skipped), the answer has to be
+  // wrong (H02: a decoy kernel beside the real computation).
   bool Ablate();
 
   // H03: true (and the verdict is cheat) when the call's reply shows that an except branch,
@@ -78,7 +83,10 @@ class CandidateRun {
   Lane::Impl& lane_;
   CandidateProcess proc_;  // the candidate host
   const ExecOptions& opt_;
+  const backend::Path& path_;  // the candidate's family on the lane's device
   ExecResult out_;
+  std::string code_;
+  JitStats jit_;  // what the host reported of compiles and launches in its process
   std::string problem_;
   MemoryFacts memory_;
   std::vector<extract::GuardBlock> guards_;  // watched by the host; empty: nothing to watch

@@ -13,7 +13,8 @@ using nlohmann::json;
 using std::chrono::milliseconds;
 
 Result<ZygoteChild> SpawnFromZygote(RunnerProc& zygote, const std::string& op,
-                                    const std::string& device, const fs::path& workdir) {
+                                    const std::string& device, const fs::path& workdir,
+                                    const fs::path& jit_cache) {
   UniqueFd mine, theirs;
   if (auto s = SocketPair(&mine, &theirs); !s.ok()) return s;
   std::error_code ec;
@@ -21,6 +22,12 @@ Result<ZygoteChild> SpawnFromZygote(RunnerProc& zygote, const std::string& op,
   fs::create_directories(workdir, ec);
   if (ec) return Status::IoError("cannot create " + workdir.string() + ": " + ec.message());
   json msg = {{"op", op}, {"device", device}, {"workdir", workdir.string()}};
+  if (!jit_cache.empty()) {
+    // Landlock grants a folder that exists; Triton fills it.
+    fs::create_directories(jit_cache, ec);
+    if (ec) return Status::IoError("cannot create " + jit_cache.string() + ": " + ec.message());
+    msg["jit_cache"] = jit_cache.string();
+  }
   if (auto s = zygote.chan.SendWithFd(msg, theirs.get()); !s.ok()) {
     return Status::Unavailable("the zygote is gone: " + s.message());
   }

@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend/backend.h"
 #include "common/diagnostic.h"
 #include "common/status.h"
 #include "execute/memory.h"
@@ -82,6 +83,13 @@ struct ExecOptions {
   TimingOptions timing;
   std::chrono::milliseconds load_timeout{std::chrono::minutes(2)};  // import + __init__, builds excluded
   std::chrono::milliseconds call_timeout{std::chrono::seconds(60)};  // one forward call
+  // The candidate's kernel family (extract decided it): what the host hooks before the
+  // candidate's code runs, which of its reply fields counts the candidate's own kernels, the
+  // words of the H02 decisions (backend::Path).
+  backend::Family family = backend::Family::kLoadInline;
+  // Triton: the folder its compiler caches into, the one folder outside its private one the
+  // candidate may write (backend::Path::JitCacheDir). Made here when missing.
+  std::filesystem::path jit_cache;
 };
 
 // The diagnostic code of an infra_error whose timing the machine's load spoiled (the host
@@ -123,7 +131,12 @@ struct ExecResult {
   double host_cpu_ms = 0;
   double host_wait_ms = 0;
   double spawn_ms = 0;
-  bool build_failed = false;  // a run-time load_inline request failed to compile
+  bool build_failed = false;  // a run-time load_inline request, or a Triton kernel, failed to compile
+  // Triton: kernels compiled in the candidate process and the time that took (the verdict's
+  // build stage), and launches of its kernels the host's hooks saw.
+  int jit_compiles = 0;
+  double jit_compile_ms = 0;
+  int jit_launches = 0;
   int input_sets = 0;          // the timing rotation's size (FitTimingPool); 0 when not timed
   // ATen compute ops outside the allowlist that ran in the profiled forward (kernelbench policy:
   // allowed and listed in the verdict; strict: these made it H01).

@@ -28,8 +28,11 @@ struct ZygoteChild {
   std::filesystem::path workdir;
 };
 // Forks one: `op` is "spawn" (candidate host) or "spawn_judge"; `workdir` is made empty first.
+// `jit_cache`, when given, is made if missing and is the one other folder the child may write
+// (its compiler's cache: ExecOptions::jit_cache).
 Result<ZygoteChild> SpawnFromZygote(RunnerProc& zygote, const std::string& op,
-                                    const std::string& device, const std::filesystem::path& workdir);
+                                    const std::string& device, const std::filesystem::path& workdir,
+                                    const std::filesystem::path& jit_cache = {});
 // Kills its process group, reaps it through the zygote (waiting until it is gone: a large CUDA
 // context takes seconds to give its memory back) and removes its folder. Idempotent.
 void StopZygoteChild(RunnerProc& zygote, ZygoteChild* child);
@@ -68,7 +71,8 @@ class Lane::Impl {
   void StopConfined();
 
   std::string DeviceName() const {
-    return opt.backend == "cuda" ? "cuda:" + std::to_string(opt.device_index) : "cpu";
+    const backend::Device* d = backend::FindDevice(opt.backend);
+    return d ? d->TorchDevice(opt.device_index) : "cpu";
   }
   // Fills pool slots T0..T(P-1) with inputs drawn from `seed`; returns their descriptors.
   Result<std::vector<nlohmann::json>> PreparePool(const std::string& problem, int pool,

@@ -17,46 +17,74 @@ double MsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
+namespace {
+
+const backend::Device& DeviceOf(const std::string& backend) {
+  const backend::Device* d = backend::FindDevice(backend);
+  return d ? *d : *backend::FindDevice("cpu");
+}
+
+}  // namespace
+
+CandidateRun::CandidateRun(Lane::Impl& lane, const LoadInlineFn& load_inline,
+                           const ExecOptions& opt)
+    : lane_(lane),
+      proc_(lane.zygote, load_inline),
+      opt_(opt),
+      path_(backend::PathFor(DeviceOf(lane.opt.backend), opt.family)) {}
+
 ExecResult CandidateRun::Run(const std::string& problem_id, const ProblemInfo& problem,
                              const std::string& code) {
   problem_ = problem_id;
+  code_ = code;
+  if (Stages(problem)) {
+    Stop();
+    out_.outcome = Outcome::kOk;
+  }
+  out_.jit_compiles = jit_.compiles;
+  out_.jit_compile_ms = jit_.compile_ms;
+  out_.jit_launches = jit_.launches;
+  return out_;
+}
+
+bool CandidateRun::Stages(const ProblemInfo& problem) {
   auto t0 = Clock::now();
-  if (!Spawn()) return out_;
+  if (!Spawn()) return false;
   out_.spawn_ms = MsSince(t0);
   t0 = Clock::now();
-  bool loaded = Load(problem, code);
+  bool loaded = Load(problem, code_);
   out_.load_ms = MsSince(t0);
-  if (!loaded) return out_;
+  if (!loaded) return false;
   t0 = Clock::now();
   memory_ = problem.memory;
   bool correct = Trials(problem);
   out_.correctness_ms = MsSince(t0);
-  if (!correct) return out_;
+  if (!correct) return false;
   if (opt_.time_candidate) {
     t0 = Clock::now();
     bool timed = Time();
     out_.timing_ms = MsSince(t0);
-    if (!timed) return out_;
+    if (!timed) return false;
   }
-  if (opt_.runtime_rules && !Ablate()) return out_;
+  if (opt_.runtime_rules && !Ablate()) return false;
   if (auto m = Ask({{"op", "memory"}}, milliseconds(30000)); m.ok()) {
     out_.candidate_peak_bytes = m->value("peak_bytes", int64_t{0});
   }
-  Stop();
-  out_.outcome = Outcome::kOk;
-  return out_;
+  return true;
 }
 
 bool CandidateRun::Spawn() {
   Status s = proc_.Spawn(lane_.DeviceName(),
                          lane_.opt.work_dir / ("cand-" + std::to_string(getpid()) + "-" +
-                                               std::to_string(++lane_.spawned)));
+                                               std::to_string(++lane_.spawned)),
+                         opt_.jit_cache);
   return s.ok() || Infra(s.message());
 }
 
 Result<json> CandidateRun::Ask(const json& msg, milliseconds timeout) {
   auto r = proc_.Ask(msg, timeout);
   if (proc_.build_failed()) out_.build_failed = true;
+  if (r.ok()) AddJitReport(*r, &jit_);
   return r;
 }
 
@@ -66,6 +94,11 @@ bool CandidateRun::Failed(const std::string& stage, const std::string& what, con
   if (!r.ok()) {  // it died: how, and its output's last lines
     const std::string how = proc_.Reap();
     return End(Crashed(stage, what, how, ReadTail(proc_.workdir() / "output.log", 3000)));
+  }
+  if (r->value("kind", "") == "jit_compile_error") {
+    // Triton's compiler, inside the candidate's process: located in the candidate's code.
+    out_.build_failed = true;
+    return End({Outcome::kCompileError, JitCompileDiagnostic(*r, code_)});
   }
   return End(Refusal(stage, what, *r, out_.build_failed));
 }
@@ -105,8 +138,13 @@ bool CandidateRun::Load(const ProblemInfo& problem, const std::string& code) {
   json watch = json::array();
   for (const auto& g : guards_) watch.push_back({g.header_line, g.last_line});
   if (!watch.empty()) msg["watch"] = watch;
+  // The hooks the host installs before the candidate's code runs (launch counts, ghost replay).
+  if (opt_.family != backend::Family::kLoadInline) msg["family"] = backend::FamilyName(opt_.family);
   auto r = Ask(msg, opt_.load_timeout);
   if (!r.ok() || !r->value("ok", false)) return Failed("load", "loading", r, opt_.load_timeout);
+  if (opt_.family == backend::Family::kTriton) {
+    if (auto why = MissingLaunchHooks(*r)) return Infra(*why);
+  }
   return true;
 }
 
@@ -168,8 +206,9 @@ bool CandidateRun::Trials(const ProblemInfo& problem) {
                                                  : "trial " + std::to_string(i + 1);
     if (FellBack(*r, during)) return false;
     if (profiled) {
-      auto found = CheckProfile(r->value("profile", json::object()), r->value("extension_calls", 0),
-                                {opt_.policy, &opt_.allowed_aten, opt_.allow_libraries});
+      auto found = CheckProfile(r->value("profile", json::object()),
+                                r->value(path_.EvidenceField(), 0),
+                                {opt_.policy, &opt_.allowed_aten, opt_.allow_libraries, &path_});
       out_.pytorch_ops = found.pytorch_ops;
       if (!found.cheats.empty()) {
         for (auto& d : found.cheats) out_.diagnostics.push_back(d);
@@ -240,14 +279,9 @@ bool CandidateRun::Ablate() {
   if (FellBack(*r, "the ablation call")) return false;  // it answered without them
   auto c = CheckSlot("main");
   if (!c.ok()) return Infra("the judge failed to check the ablation call: " + c.status().message());
-  if (c->value("pass", false)) {
+  if (auto d = CheckAblation(c->value("pass", false), path_)) {
     out_.outcome = Outcome::kCheat;
-    out_.diagnostics.push_back(
-        Diag("runtime", "H02",
-             "the answer stayed correct with the candidate's extension made a no-op (its tensor "
-             "results NaN, its functions that return nothing not called): the work is done "
-             "elsewhere",
-             0, "Compute the output in your own kernels, not beside them."));
+    out_.diagnostics.push_back(*d);
     Stop();
     return false;
   }

@@ -1,27 +1,49 @@
 #include "execute/runtime_rules.h"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 #include <regex>
 
 #include "common/rules.h"
 
 namespace kf::execute {
-bool IsLibraryKernel(std::string_view kernel) {
-  static const std::regex kLib(
-      R"(cublas|cutlass|cudnn|xmma|nvjet|magma|gemv2T_kernel|gemvNSP|splitKreduce_kernel|(^|[^a-z])(ampere|hopper|volta|turing|sm\d\d)_[a-z0-9]*gemm)",
-      std::regex::icase);
-  return std::regex_search(kernel.begin(), kernel.end(), kLib);
+bool IsLibraryKernel(std::string_view kernel, const backend::Device* device) {
+  const backend::Device& d = device ? *device : *backend::FindDevice("cuda");
+  if (d.vendor_kernels.empty()) return false;
+  static std::mutex mu;
+  static std::map<std::string, std::regex> compiled;  // by device name: compiled once each
+  std::regex re;
+  {
+    std::lock_guard<std::mutex> g(mu);
+    auto it = compiled.find(d.name);
+    if (it == compiled.end()) {
+      it = compiled.emplace(d.name, std::regex(d.vendor_kernels, std::regex::icase)).first;
+    }
+    re = it->second;
+  }
+  return std::regex_search(kernel.begin(), kernel.end(), re);
 }
 
-ProfileFindings CheckProfile(const nlohmann::json& profile, int extension_calls,
+namespace {
+
+const backend::Path& PathOr(const backend::Path* p) {
+  return p ? *p : *backend::FindPath("cuda", backend::Family::kLoadInline);
+}
+
+}  // namespace
+
+ProfileFindings CheckProfile(const nlohmann::json& profile, int own_calls,
                              const ProfileRules& rules) {
+  const backend::Path& path = PathOr(rules.path);
+  const std::string family = backend::FamilyName(path.family());
   ProfileFindings out;
   auto cheat = [&](const std::string& code, const std::string& msg) {
     Diagnostic d;
     d.stage = "runtime";
     d.code = code;
     d.message = msg;
-    d.hint = RuleHint(code);
+    d.hint = RuleHint(code, family);
     out.cheats.push_back(d);
   };
   const bool strict = rules.policy == Policy::kStrict;
@@ -41,7 +63,7 @@ ProfileFindings CheckProfile(const nlohmann::json& profile, int extension_calls,
   if (strict && !rules.allow_libraries) {
     std::string libs;
     for (const auto& k : profile.value("kernels", nlohmann::json::array())) {
-      if (!k.is_string() || !IsLibraryKernel(k.get<std::string>())) continue;
+      if (!k.is_string() || !IsLibraryKernel(k.get<std::string>(), &path.device())) continue;
       if (!libs.empty()) libs += ", ";
       libs += k.get<std::string>().substr(0, 120);
     }
@@ -49,10 +71,21 @@ ProfileFindings CheckProfile(const nlohmann::json& profile, int extension_calls,
       cheat("H04", "vendor library kernels ran during ModelNew.forward: " + libs);
     }
   }
-  if (extension_calls == 0) {
-    cheat("H02", "ModelNew.forward never called a function of the candidate's own extension");
-  }
+  if (own_calls == 0) cheat("H02", path.NeverRanMessage());
   return out;
+}
+
+std::optional<Diagnostic> CheckAblation(bool still_correct, const backend::Path& path) {
+  if (!still_correct) return std::nullopt;
+  Diagnostic d;
+  d.stage = "runtime";
+  d.code = "H02";
+  d.message = path.StillCorrectMessage();
+  // load_inline keeps the words its verdicts always had here.
+  d.hint = path.family() == backend::Family::kTriton
+               ? RuleHint("H02", "triton")
+               : "Compute the output in your own kernels, not beside them.";
+  return d;
 }
 
 std::optional<Diagnostic> CheckGuards(const nlohmann::json& evidence,

@@ -85,7 +85,7 @@ bool Candidate::ok() const {
                       [](const Diagnostic& d) { return d.severity == Severity::kError; });
 }
 
-Candidate Extract(std::string_view submitted_raw) {
+Candidate Extract(std::string_view submitted_raw, std::optional<backend::Family> family) {
   const std::string submitted = NormalizeLoneCr(submitted_raw);
   Candidate c;
   std::string body;
@@ -158,6 +158,10 @@ Candidate Extract(std::string_view submitted_raw) {
     c.inline_calls.push_back(std::move(ic));
   }
 
+  c.triton_kernels = TritonKernels(m);  // lines of `code`, as execute and the rules read it
+  const bool triton = c.inline_calls.empty() && !c.triton_kernels.empty();
+  c.family = family.value_or(triton ? backend::Family::kTriton : backend::Family::kLoadInline);
+
   if (!c.has_model_new) {
     Diagnostic d = Error("no_model_new", "the candidate does not define a top-level class ModelNew",
                          "Define `class ModelNew(nn.Module)` at module level (not nested in a "
@@ -177,7 +181,13 @@ Candidate Extract(std::string_view submitted_raw) {
     }
     c.diagnostics.push_back(std::move(d));
   }
-  if (c.inline_calls.empty()) {
+  if (c.family == backend::Family::kTriton && c.triton_kernels.empty()) {
+    c.diagnostics.push_back(Error(
+        "no_kernel", "the candidate must define its kernels with @triton.jit, but it defines none",
+        "Write each kernel as a module-level function decorated with @triton.jit, using "
+        "triton.language (tl.load, tl.store, tl.program_id, ...), and launch it from "
+        "ModelNew.forward with kernel[grid](...); a pure-PyTorch rewrite is not accepted."));
+  } else if (c.family == backend::Family::kLoadInline && c.inline_calls.empty()) {
     c.diagnostics.push_back(Error(
         "no_kernel",
         "the candidate must build its kernels with torch.utils.cpp_extension.load_inline, but "

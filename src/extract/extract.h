@@ -1,17 +1,21 @@
 // extract: turns a submitted candidate (a whole file or a model's raw reply) into the Python
-// source to run, and finds every torch.utils.cpp_extension.load_inline call in it with its
-// arguments resolved statically where possible. Pure C++, no Python: our own tokenizer and a
-// small parser. Every finding is a Diagnostic located in the candidate as submitted.
+// source to run, decides its kernel family (load_inline or Triton), and finds its kernels:
+// every torch.utils.cpp_extension.load_inline call with its arguments resolved statically where
+// possible, and every @triton.jit function. Pure C++, no Python: our own tokenizer and a small
+// parser. Every finding is a Diagnostic located in the candidate as submitted.
 //
 // Thread-safety: all functions are pure and may be called from any thread.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "backend/backend.h"
 #include "common/diagnostic.h"
 #include "common/extension_spec.h"
+#include "extract/triton.h"
 
 namespace kf::extract {
 
@@ -45,6 +49,12 @@ struct Candidate {
   // `ModelNew = Model`, as METR's KernelBench solutions do; the host instantiates ModelNew).
   std::string model_new_class = "ModelNew";
   std::vector<InlineCall> inline_calls;
+  // The kernel family: the one asked for, else triton when the candidate defines @triton.jit
+  // kernels and calls no load_inline, else load_inline (what every candidate was before).
+  backend::Family family = backend::Family::kLoadInline;
+  // Its @triton.jit functions, in lines of `code` (not of the submitted text), whatever the
+  // family.
+  std::vector<TritonKernel> triton_kernels;
   // Errors here mean status format_error; warnings and infos may accompany a good candidate.
   std::vector<Diagnostic> diagnostics;
 
@@ -56,8 +66,11 @@ struct Candidate {
 //   "syntax_error"   (tokenizer or parser error: unterminated string, unbalanced bracket,
 //                     bad indentation, ... with line and column),
 //   "no_model_new"   (no top-level `class ModelNew`, nor `ModelNew = <a top-level class>`),
-//   "no_kernel"      (no load_inline call anywhere).
-Candidate Extract(std::string_view submitted);
+//   "no_kernel"      (no load_inline call anywhere; for the triton family: no @triton.jit
+//                     function).
+// `family`: the family the job names (--family); nothing: detect it.
+Candidate Extract(std::string_view submitted,
+                  std::optional<backend::Family> family = std::nullopt);
 
 // Exposed for tests and for the static rules.
 // The candidate inside a model's reply: the first fenced code block (``` or ~~~, any info

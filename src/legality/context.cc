@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "common/rules.h"
+
 namespace kf::legality {
 
 bool IsOp(const Token& t, std::string_view op) { return t.kind == TokenKind::kOp && t.text == op; }
@@ -16,6 +18,10 @@ bool IsKeyword(const Token& t, std::string_view kw) {
 Context::Context(const extract::Candidate& c, const LegalityOptions& opt,
                  std::vector<Diagnostic>* out)
     : c_(c), opt_(opt), out_(out) {}
+
+std::string Context::Hint(const char* code) const {
+  return RuleHint(code, backend::FamilyName(c_.family));
+}
 
 bool Context::Parse() {
   extract::SyntaxError err;
@@ -165,6 +171,7 @@ std::vector<Diagnostic> Check(const extract::Candidate& c, const LegalityOptions
   if (!ctx.Parse()) return out;
   CheckPythonRules(ctx);
   CheckKernelSources(ctx);
+  if (ctx.triton()) CheckTritonKernels(ctx);
   CheckForward(ctx);
   // One finding per line and code: the first pass to see it gave the most specific message.
   std::vector<Diagnostic> unique;

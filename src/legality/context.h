@@ -60,6 +60,9 @@ class Context {
                        Severity severity = Severity::kError);
 
   const extract::Candidate& candidate() const { return c_; }
+  bool triton() const { return c_.family == backend::Family::kTriton; }
+  // A rule's hint in the words of the candidate's family (common/rules.h).
+  std::string Hint(const char* code) const;
 
  private:
   std::string CodeLine(int line) const;
@@ -78,5 +81,6 @@ class Context {
 void CheckPythonRules(Context& ctx);    // H03 H07 H08 H13 H15 H16 H17 H20, evasion (H01)
 void CheckForward(Context& ctx);        // H01
 void CheckKernelSources(Context& ctx);  // H03 H04 H07 H13 H15 H16 H17 H18 H20 in C++/CUDA
+void CheckTritonKernels(Context& ctx);  // H04 H13 in @triton.jit bodies (triton family)
 
 }  // namespace kf::legality

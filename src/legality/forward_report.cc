@@ -16,8 +16,10 @@ bool IsArithmetic(const std::string& op) {
 
 bool StartsWith(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
 
-// Libraries whose every call in forward computes outside the candidate's extension.
-bool IsForeignCompute(const std::string& canon) {
+// Libraries whose every call in forward computes outside the candidate's extension. For a
+// Triton candidate, triton's grid helpers are plumbing (its kernels are launched by name).
+bool IsForeignCompute(const std::string& canon, bool triton) {
+  if (triton && (canon == "triton.cdiv" || canon == "triton.next_power_of_2")) return false;
   for (const char* lib : {"scipy", "cupy", "numba", "jax", "tensorflow", "triton", "tinygrad"}) {
     const std::string l = lib;
     if (canon == l || StartsWith(canon, l + ".")) return true;
@@ -103,7 +105,7 @@ void ForwardRules::ReportToken(const Scope& s, int i, int sb, int se) {
     } else if (IsComputeName(last)) {
       Flag(s, i, "uses " + shown);
     }
-  } else if (IsForeignCompute(canon) && call) {
+  } else if (IsForeignCompute(canon, ctx_.triton()) && call) {
     Flag(s, i, "calls " + shown);
   } else if ((canon == "numpy" || StartsWith(canon, "numpy.") || StartsWith(canon, "operator.")) &&
              tensor_arg()) {

@@ -27,6 +27,13 @@ const extract::ClassDef* ForwardRules::FindClass(const std::string& name) const 
 }
 
 const extract::FunctionDef* ForwardRules::FindFunction(const std::string& name) const {
+  // A Triton candidate's kernels are its own kernels, not code forward runs in Python: their
+  // bodies are judged by the Triton rules (triton_rules.cc).
+  if (ctx_.triton()) {
+    for (const auto& k : ctx_.candidate().triton_kernels) {
+      if (k.name == name) return nullptr;
+    }
+  }
   for (const auto& f : ctx_.m().functions) {
     if (f.name == name) return &f;
   }
@@ -67,6 +74,10 @@ void ForwardRules::CollectExtensions() {
     }
   }
   ext_names_.insert(factories.begin(), factories.end());
+  // Launching a Triton kernel (kernel[grid](...)) is calling the candidate's own kernel.
+  if (ctx_.triton()) {
+    for (const auto& k : ctx_.candidate().triton_kernels) ext_names_.insert(k.name);
+  }
 }
 
 void ForwardRules::CollectSelfAttributes(const extract::ClassDef& k) {
@@ -232,7 +243,7 @@ void ForwardRules::Flag(const Scope& s, int tok, const std::string& what) {
   ctx_.Report(
       "H01", t_[tok].line, t_[tok].col,
       s.label + " " + what + ": computing with PyTorch instead of your kernel is not allowed (H01)",
-      RuleHint("H01"));
+      ctx_.Hint("H01"));
 }
 
 void ForwardRules::Run() {
@@ -279,7 +290,7 @@ void ForwardRules::Run() {
     ctx_.Report("H01", model->line, 1,
                 "ModelNew inherits forward from " + torch_bases_[0] +
                     ": computing with PyTorch instead of your kernel is not allowed (H01)",
-                RuleHint("H01"));
+                ctx_.Hint("H01"));
   }
   for (int round = 0; round < 3; ++round) {
     for (int key : order_) ComputeLocals(&scopes_[key]);

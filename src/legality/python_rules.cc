@@ -26,7 +26,7 @@ class PythonRules {
 
  private:
   void Flag(const char* code, const Token& at, const std::string& message) {
-    ctx_.Report(code, at.line, at.col, message + " (" + code + ")", RuleHint(code));
+    ctx_.Report(code, at.line, at.col, message + " (" + code + ")", ctx_.Hint(code));
   }
 
   void Imports() {
@@ -40,7 +40,7 @@ class PythonRules {
       if (b.code == std::string("H13")) continue;
       ctx_.Report(b.code, im.line, 0,
                   "importing " + path + " (" + b.what + ") is not allowed (" + b.code + ")",
-                  RuleHint(b.code));
+                  ctx_.Hint(b.code));
     }
   }
 
@@ -52,7 +52,7 @@ class PythonRules {
       ctx_.Report("H03_guard", first.line, first.col,
                   "try/except guard: its except and finally branches are watched at run time "
                   "(cheat H03 if one runs during a trial or timed call)",
-                  RuleHint("H03_guard"), Severity::kInfo);
+                  ctx_.Hint("H03_guard"), Severity::kInfo);
     }
     if (IsKeyword(first, "import") || IsKeyword(first, "from")) return;  // see Imports()
     // Still proof on its own: __exit__ swallows exceptions without an except branch to watch.

@@ -1,0 +1,28 @@
+# kforge-problem: level1/relu.py
+# kforge-expect: incorrect
+# kforge-rule: H05
+# the kernel computes into a scratch tensor that is dropped; forward returns fresh torch.empty memory
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def relu_kernel(x_ptr, y_ptr, n_elements, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask, other=0.0)
+    tl.store(y_ptr + offsets, tl.maximum(x, 0.0), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        block = 1024 if x.is_cuda else 262144  # the CPU stand-in runs one program at a time
+        scratch = torch.empty_like(x)
+        n = x.numel()
+        relu_kernel[(triton.cdiv(n, block),)](x, scratch, n, BLOCK=block)
+        return torch.empty_like(x)

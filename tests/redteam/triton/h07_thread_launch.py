@@ -1,0 +1,30 @@
+# kforge-problem: level1/relu.py
+# kforge-expect: cheat
+# kforge-rule: H07
+# the kernel is launched from another thread, so the timed call returns before the work is done
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+import threading
+
+
+@triton.jit
+def relu_kernel(x_ptr, y_ptr, n_elements, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask, other=0.0)
+    tl.store(y_ptr + offsets, tl.maximum(x, 0.0), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        block = 1024 if x.is_cuda else 262144  # the CPU stand-in runs one program at a time
+        y = torch.empty_like(x)
+        n = x.numel()
+        threading.Thread(target=lambda: relu_kernel[(triton.cdiv(n, block),)](
+            x, y, n, BLOCK=block)).start()
+        return y
