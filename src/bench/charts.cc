@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
+#include <utility>
+#include <vector>
 
+#include "bench/progress.h"
 #include "bench/report.h"
 
 namespace kf::bench {
@@ -150,4 +153,92 @@ std::string FastPChart(const Aggregate& a) {
   return o.str();
 }
 
+namespace {
+
+// A polyline (or a closed area down to the panel's base) through (x, y) points.
+std::string Path(const std::vector<std::pair<double, double>>& xy, double base, bool area,
+                 const char* color) {
+  std::ostringstream o;
+  o << "<polyline fill='" << (area ? color : "none") << "' fill-opacity='0.35' stroke='" << color
+    << "' stroke-width='1.5' points='";
+  if (area && !xy.empty()) o << Num1(xy.front().first) << "," << Num1(base) << " ";
+  for (const auto& [x, y] : xy) o << Num1(x) << "," << Num1(y) << " ";
+  if (area && !xy.empty()) o << Num1(xy.back().first) << "," << Num1(base);
+  o << "'/>";
+  return o.str();
+}
+
+}  // namespace
+
+std::string TimelineChart(const Timeline& t, size_t total) {
+  const auto& pts = t.points();
+  if (pts.empty()) return "";
+  const double left = 60, w = 640, panel = 70, gap = 28, top = 14;
+  const double span = std::max(pts.back().t0_s + t.bucket_s(), t.bucket_s());
+  size_t queue_max = 1;
+  for (const auto& p : pts) queue_max = std::max({queue_max, p.build_queue, p.building});
+  const double total_d = static_cast<double>(std::max<size_t>(total, 1));
+  auto x_of = [&](double s) { return left + (w - left - 10) * s / span; };
+  struct Panel {
+    std::string title, top_label;
+    std::vector<std::vector<std::pair<double, double>>> lines;
+    std::vector<const char*> colors;
+    std::vector<bool> areas;
+  };
+  std::vector<Panel> panels(3);
+  panels[0].title = "samples done";
+  panels[0].top_label = std::to_string(total);
+  panels[1].title = "lanes busy (" + std::to_string(t.lanes()) + ")";
+  panels[1].top_label = "100%";
+  panels[2].title = "build queue: waiting, building";
+  panels[2].top_label = std::to_string(queue_max);
+  panels[0].lines.resize(1);
+  panels[1].lines.resize(1);
+  panels[2].lines.resize(2);
+  panels[0].colors = {"#1565c0"};
+  panels[1].colors = {"#2e7d32"};
+  panels[2].colors = {"#8d6e63", "#f9a825"};
+  panels[0].areas = {false};
+  panels[1].areas = {true};
+  panels[2].areas = {true, false};
+  for (const auto& p : pts) {
+    const double mid = x_of(p.t0_s + t.bucket_s() / 2);
+    panels[0].lines[0].emplace_back(mid, 1 - std::min(1.0, p.done / total_d));
+    panels[1].lines[0].emplace_back(mid, 1 - p.lane_busy);
+    panels[2].lines[0].emplace_back(mid, 1 - static_cast<double>(p.build_queue) / queue_max);
+    panels[2].lines[1].emplace_back(mid, 1 - static_cast<double>(p.building) / queue_max);
+  }
+  const double h = top + 3 * (panel + gap) + 10;
+  std::ostringstream o;
+  o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << Num1(w) << "' height='" << Num1(h)
+    << "' role='img' aria-label='the run over time'>";
+  for (size_t i = 0; i < panels.size(); ++i) {
+    const double y0 = top + i * (panel + gap), base = y0 + panel;
+    o << "<text x='" << left << "' y='" << Num1(y0 - 3) << "' font-size='11'>"
+      << HtmlEscape(panels[i].title) << "</text>";
+    o << "<line x1='" << left << "' x2='" << Num1(w - 10) << "' y1='" << Num1(base) << "' y2='"
+      << Num1(base) << "' stroke='#999'/><line x1='" << left << "' x2='" << Num1(w - 10)
+      << "' y1='" << Num1(y0) << "' y2='" << Num1(y0) << "' stroke='#eee'/>";
+    o << "<text x='" << left - 4 << "' y='" << Num1(y0 + 4) << "' font-size='10' text-anchor='end'>"
+      << HtmlEscape(panels[i].top_label) << "</text><text x='" << left - 4 << "' y='"
+      << Num1(base + 4) << "' font-size='10' text-anchor='end'>0</text>";
+    for (size_t l = 0; l < panels[i].lines.size(); ++l) {
+      auto xy = panels[i].lines[l];
+      for (auto& [x, y] : xy) y = y0 + panel * y;
+      o << Path(xy, base, panels[i].areas[l], panels[i].colors[l]);
+    }
+  }
+  // The time axis under the last panel: five ticks.
+  const double axis = top + 3 * (panel + gap) - gap + 12;
+  for (int k = 0; k <= 4; ++k) {
+    const double s = span * k / 4;
+    const char* anchor = k == 0 ? "start" : k == 4 ? "end" : "middle";  // inside the chart
+    o << "<text x='" << Num1(x_of(s)) << "' y='" << Num1(axis) << "' font-size='10' "
+      << "text-anchor='" << anchor << "'>" << HtmlEscape(Duration(s)) << "</text>";
+  }
+  o << "</svg>";
+  return o.str();
+}
+
 }  // namespace kf::bench
+

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "bench/metrics.h"
+#include "bench/timeline.h"
 
 namespace kf::bench {
 
@@ -24,5 +25,8 @@ std::string RateChart(const Metrics& m);
 std::string StatusChart(const Aggregate& a);
 // fast_p as bars: the share of samples correct and faster than p x eager.
 std::string FastPChart(const Aggregate& a);
+// The run over time, three panels on one time axis: samples done (of `total`), lanes busy
+// (0-100%), and the build queue (waiting, and being built). "" when nothing was sampled.
+std::string TimelineChart(const Timeline& t, size_t total);
 
 }  // namespace kf::bench

@@ -29,6 +29,13 @@ std::string RenderHtml(const Metrics& m, const RunInfo& info) {
   o << "<h2>Rates</h2>" << RateChart(m);
   o << "<h2>Statuses</h2>" << StatusChart(m.overall);
   o << "<h2>fast_p (vs eager)</h2>" << FastPChart(m.overall);
+  if (std::string tl = TimelineChart(info.timeline, info.samples); !tl.empty()) {
+    o << "<h2>Timeline</h2><p>Samples done, the share of the " << info.timeline.lanes()
+      << " lane(s) executing a candidate or preparing a problem (mean per "
+      << Num1(info.timeline.bucket_s()) << " s), and the build queue (most waiting and most "
+      << "building in that time).</p>"
+      << tl;
+  }
   Table t = SummaryTable(m);
   o << "<h2>Metrics</h2><table><tr><th>metric</th>";
   for (const auto& c : t.columns) o << "<th>" << HtmlEscape(c) << "</th>";

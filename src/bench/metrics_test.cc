@@ -38,7 +38,7 @@ TEST(PassAtK, StableWhereBinomialsOverflow) {
 
 Sample S(std::string level, std::string problem, VerdictStatus st,
          std::optional<double> eager = std::nullopt, std::optional<double> compile = std::nullopt) {
-  return {std::move(level), std::move(problem), st, eager, compile};
+  return {std::move(level), std::move(problem), st, eager, compile, ""};
 }
 
 TEST(Metrics, EveryNumberOfAMixedRun) {
@@ -128,7 +128,7 @@ TEST(Metrics, NoSamplesGivesZeros) {
 // A mixed run: each family is measured as if it were the whole run.
 TEST(Metrics, PerFamily) {
   auto S = [](const char* problem, VerdictStatus st, std::optional<double> sp, const char* fam) {
-    Sample s{"level1", problem, st, sp, std::nullopt};
+    Sample s{"level1", problem, st, sp, std::nullopt, ""};
     s.family = fam;
     return s;
   };

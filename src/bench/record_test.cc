@@ -40,8 +40,8 @@ TEST(BenchRecord, SampleRowCarriesTheVerdictsNumbers) {
 }
 
 TEST(BenchRecord, RunRowHoldsTheMetrics) {
-  Metrics m = Compute({{"level1", "relu", VerdictStatus::kOk, 2.0, std::nullopt},
-                       {"level1", "relu", VerdictStatus::kCheat, std::nullopt, std::nullopt}},
+  Metrics m = Compute({{"level1", "relu", VerdictStatus::kOk, 2.0, std::nullopt, ""},
+                       {"level1", "relu", VerdictStatus::kCheat, std::nullopt, std::nullopt, ""}},
                       {.k = 2});
   RunInfo info;
   info.model = "m";

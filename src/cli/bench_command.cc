@@ -218,12 +218,21 @@ int RunBench(const BenchFlags& f) {
     // A time limit or ^C stops the run early: what is running finishes, what waits is left for
     // a rerun (not stored), and the reports cover what was done.
     std::atomic<bool> finished{false};
+    bench::Timeline timeline(info.lanes);
+    auto observe = [&] {
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      pipeline::Stats st = pl.stats();
+      std::lock_guard<std::mutex> g(mu);
+      timeline.Add({s, progress.done, st.executing + st.warming, st.intake_depth, st.building});
+    };
     std::thread stopper([&] {
+      bool cancelled = false;  // then only the timeline is kept, while running evaluations end
       while (!finished.load()) {
+        observe();
         const double s =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         const bool late = f.time_limit_s > 0 && s >= f.time_limit_s;
-        if (late || signalled.load()) {
+        if (!cancelled && (late || signalled.load())) {
           {
             std::lock_guard<std::mutex> g(mu);
             info.stopped =
@@ -232,7 +241,7 @@ int RunBench(const BenchFlags& f) {
           std::cerr << "\nkforge bench: stopping (" << info.stopped
                     << "): running evaluations finish, the rest is left for a rerun\n";
           pl.Cancel();
-          return;
+          cancelled = true;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
       }
@@ -275,6 +284,8 @@ int RunBench(const BenchFlags& f) {
     pl.Close();
     finished = true;
     stopper.join();
+    observe();
+    info.timeline = timeline;
     pipeline::Stats st = pl.stats();
     info.evaluated = st.evaluated;
     info.reused = st.from_store;

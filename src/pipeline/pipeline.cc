@@ -158,6 +158,7 @@ class Pipeline::Impl {
     s.in_flight = inflight_.size();
     s.building = static_cast<size_t>(building_);
     s.executing = static_cast<size_t>(executing_);
+    s.warming = static_cast<size_t>(warming_);
     s.submitted = submitted_;
     s.deduplicated = deduplicated_;
     s.done = done_;
@@ -281,6 +282,7 @@ class Pipeline::Impl {
         } else {
           warm = warm_.front();
           warm_.pop_front();
+          ++warming_;
         }
       }
       if (task) {
@@ -304,6 +306,7 @@ class Pipeline::Impl {
         std::lock_guard<std::mutex> lk(mu_);
         lane_busy_ms_[static_cast<size_t>(lane)] += MsBetween(t0, Clock::now());
         ++warmed_;
+        --warming_;
         continue;
       }
       Notify(r.entry, JobStage::kExecuting, r.prepared.verdict);
@@ -383,6 +386,7 @@ class Pipeline::Impl {
   std::deque<std::pair<EntryPtr, Clock::time_point>> retry_;  // spoiled by load; retry by then
   int building_ = 0;                        // Prepare calls running
   int executing_ = 0;                       // Execute calls running
+  int warming_ = 0;                         // Warm calls running
   std::set<std::string> warm_seen_;         // every problem ever queued there
   std::map<std::string, EntryPtr> inflight_;
   size_t unfinished_ = 0;  // accepted distinct jobs whose callbacks have not all returned

@@ -130,6 +130,7 @@ struct Stats {
   size_t in_flight = 0;                     // accepted distinct jobs not yet done
   size_t building = 0;                      // of those, in a build thread's Prepare now
   size_t executing = 0;                     // of those, on a lane now
+  size_t warming = 0;                       // lanes preparing a problem ahead (warm-ups) now
   size_t submitted = 0;                     // accepted calls (a deduplicated call counts here)
   size_t deduplicated = 0;                  // calls that joined an identical job already in flight
   size_t done = 0;                          // distinct jobs finished (from_store included)

@@ -178,6 +178,17 @@ def main():
     check("<svg" in html and "<script" not in html and "http" not in html.replace(
         "http://www.w3.org/2000/svg", ""), "report.html is self-contained with inline SVG")
     check(os.path.getsize(os.path.join(tmp, "out/report.md")) > 0, "report.md written")
+    # The run over time: buckets in order, done rising to every sample, lanes busy at some
+    # point (8 samples were evaluated), and the chart of it in report.html.
+    tl = results["run"]["timeline"]
+    pts = tl["points"]
+    check(len(pts) >= 1 and tl["lanes"] == results["run"]["lanes"], f"timeline: {tl}")
+    check(all(b["t_s"] > a["t_s"] for a, b in zip(pts, pts[1:])), "timeline buckets in order")
+    check(all(b["done"] >= a["done"] for a, b in zip(pts, pts[1:])), "timeline done never falls")
+    check(pts[-1]["done"] == 8, f"timeline ends with every sample done: {pts[-1]}")
+    check(any(p["lane_busy"] > 0 for p in pts) and all(0 <= p["lane_busy"] <= 1 for p in pts),
+          "timeline: lanes busy while evaluating, as a share")
+    check("<h2>Timeline</h2>" in html and "lanes busy" in html, "report.html shows the timeline")
     check(not os.path.exists(os.path.join(tmp, "out/verdicts.partial.jsonl")),
           "verdicts.partial.jsonl is removed once the reports are written")
 
