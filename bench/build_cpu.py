@@ -35,19 +35,12 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "runner"))
 from kforge_runner.channel import Channel  # noqa: E402  (standard library only)
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import sass_identity  # noqa: E402  (kforge check --specs, shared)
 
 
 def specs_of(kforge, candidates):
-    r = subprocess.run([kforge, "check", "--json", "--specs"] + candidates, capture_output=True,
-                       text=True, cwd=ROOT)
-    if r.returncode not in (0, 1):
-        sys.exit("kforge check failed: " + r.stderr[-2000:])
-    out = []
-    for line in r.stdout.splitlines():
-        row = json.loads(line)
-        for i, spec in enumerate(row.get("specs", [])):
-            out.append((row["candidate"] + ("#%d" % i if i else ""), spec))
-    return out
+    return sass_identity.checked_specs(kforge, candidates, cwd=ROOT)
 
 
 def may_apply(spec):

@@ -49,39 +49,41 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "runner"))
 from kforge_runner import light_headers  # noqa: E402  (standard library only)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from build_breakdown import ninja_vars  # noqa: E402  (what torch's build.ninja sets)
 
 DEFAULT_FLAGS = "-O3 -std=c++17 -gencode=arch=compute_90,code=sm_90"
 
 
-def ninja_vars(path):
-    out = {}
-    with open(path) as f:
-        for line in f:
-            if " = " in line and not line.startswith(" "):
-                k, v = line.rstrip("\n").split(" = ", 1)
-                out[k.strip()] = v
-    return out
-
-
-def candidate_units(kforge, paths, work):
-    """cuda.cu of each statically resolved load_inline call of candidate .py files, written as
-    load_inline writes it (its three includes, then the CUDA sources), under `work`."""
-    r = subprocess.run([kforge, "check", "--json", "--specs"] + paths, capture_output=True, text=True)
+def checked_specs(kforge, paths, cwd=None):
+    """(name, spec) of every statically resolved load_inline call in candidate .py files, as
+    `kforge check --json --specs` gives them; a file's second call is named "file#1"."""
+    r = subprocess.run([kforge, "check", "--json", "--specs"] + paths, capture_output=True,
+                       text=True, cwd=cwd)
     if r.returncode not in (0, 1):
         sys.exit("kforge check failed: " + r.stderr[-2000:])
     out = []
     for line in r.stdout.splitlines():
         row = json.loads(line)
         for i, spec in enumerate(row.get("specs", [])):
-            if not spec.get("cuda_sources"):
-                continue
-            d = os.path.join(work, "%d_%d" % (len(out), i))
-            os.makedirs(d)
-            cu = os.path.join(d, "cuda.cu")
-            with open(cu, "w") as f:
-                f.write("\n".join(["#include <torch/types.h>", "#include <cuda.h>",
-                                   "#include <cuda_runtime.h>"] + spec["cuda_sources"]))
-            out.append((row["candidate"] + ("#%d" % i if i else ""), cu))
+            out.append((row["candidate"] + ("#%d" % i if i else ""), spec))
+    return out
+
+
+def candidate_units(kforge, paths, work):
+    """cuda.cu of each statically resolved load_inline call of candidate .py files, written as
+    load_inline writes it (its three includes, then the CUDA sources), under `work`."""
+    out = []
+    for name, spec in checked_specs(kforge, paths):
+        if not spec.get("cuda_sources"):
+            continue
+        d = os.path.join(work, str(len(out)))
+        os.makedirs(d)
+        cu = os.path.join(d, "cuda.cu")
+        with open(cu, "w") as f:
+            f.write("\n".join(["#include <torch/types.h>", "#include <cuda.h>",
+                               "#include <cuda_runtime.h>"] + spec["cuda_sources"]))
+        out.append((name, cu))
     return out
 
 
