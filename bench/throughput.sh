@@ -127,3 +127,9 @@ if len(rows) == 2 and rows[1][1]:
     print("pipelined: %.2fx the candidates per hour of sequential" % (rows[0][1] / rows[1][1]))
 print("reports and logs under", out)
 PY
+# Where each mode's lane time went (issue 19, item 2: lane-seconds per candidate).
+for mode in pipelined sequential; do
+  [ -f "$out/results-$mode/results.json" ] || continue
+  echo "== lane time, $mode"
+  "$python" "$root/bench/lane_breakdown.py" "$out/results-$mode"
+done

@@ -215,6 +215,7 @@ json ResultsJson(const Metrics& m, const RunInfo& info) {
             {"warmed", info.warmed},
             {"retried", info.retried},
             {"lane_busy_ms", info.lane_busy_ms},
+            {"warm_ms", info.warm_ms},
             {"timeline", info.timeline.ToJson()},
             {"warnings", info.warnings},
             {"stopped", info.stopped},

@@ -50,6 +50,7 @@ struct RunInfo {
   size_t warmed = 0;          // problems prepared ahead on idle lanes (reference, baselines)
   size_t retried = 0;         // timed again once no build ran (the first timing spoiled by load)
   std::vector<double> lane_busy_ms;  // wall time inside Execute and lane warm-ups, per lane
+  double warm_ms = 0;                // of that, the warm-ups (problems prepared ahead), summed
   Timeline timeline;                 // done, lanes busy and the build queue over the run
   std::vector<std::string> warnings;
   // Why the run stopped before its end ("the time limit of 600 s", "a signal"); "" when it

@@ -293,6 +293,7 @@ int RunBench(const BenchFlags& f) {
     info.wall_ms = st.wall_ms;
     info.build_busy_ms = st.build_busy_ms;
     info.lane_busy_ms = st.lane_busy_ms;
+    info.warm_ms = st.warm_ms;
     info.warmed = st.warmed;
     info.retried = st.retried;
   }

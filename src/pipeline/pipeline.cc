@@ -159,6 +159,7 @@ class Pipeline::Impl {
     s.building = static_cast<size_t>(building_);
     s.executing = static_cast<size_t>(executing_);
     s.warming = static_cast<size_t>(warming_);
+    s.warm_ms = warm_ms_;
     s.submitted = submitted_;
     s.deduplicated = deduplicated_;
     s.done = done_;
@@ -304,7 +305,9 @@ class Pipeline::Impl {
         auto t0 = Clock::now();
         stages_->Warm(*warm, lane);
         std::lock_guard<std::mutex> lk(mu_);
-        lane_busy_ms_[static_cast<size_t>(lane)] += MsBetween(t0, Clock::now());
+        const double ms = MsBetween(t0, Clock::now());
+        lane_busy_ms_[static_cast<size_t>(lane)] += ms;
+        warm_ms_ += ms;
         ++warmed_;
         --warming_;
         continue;
@@ -397,6 +400,7 @@ class Pipeline::Impl {
   std::map<std::string, size_t> by_status_;
   std::vector<double> lane_busy_ms_;
   double build_busy_ms_ = 0;
+  double warm_ms_ = 0;  // inside Warm, all lanes summed
 };
 
 Pipeline::Pipeline(eval::Evaluator* ev, PipelineOptions opt) : Pipeline(EvaluatorStages(ev), opt) {}

@@ -141,6 +141,7 @@ struct Stats {
   size_t warmed = 0;                        // problems prepared ahead on idle lanes
   size_t retried = 0;                       // jobs evaluated again after a busy machine
   std::vector<double> lane_busy_ms;         // time inside Execute and Warm, per lane
+  double warm_ms = 0;                       // of that, inside Warm (problems prepared ahead)
   double build_busy_ms = 0;                 // time inside Prepare, all build threads summed
   double wall_ms = 0;                       // since the Pipeline was constructed
 };

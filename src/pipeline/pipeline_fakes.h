@@ -41,6 +41,7 @@ struct FakeStages : Stages {
   std::atomic<int> prepares{0}, executes{0}, lookups{0};
   std::atomic<int> active{0}, max_active{0};  // Prepare + Execute running at once
   std::function<void(const std::string&)> on_prepare, on_execute;
+  std::function<void(const std::string&)> on_warm;  // after the warm-up is noted
   std::vector<bool> trusted;  // Prepare's job.problem_trusted, in call order
   std::atomic<int> in_execute{0}, describe_beside_execute{0};
   std::mutex mu;
@@ -110,8 +111,11 @@ struct FakeStages : Stages {
   }
   std::vector<std::string> warms;  // problems, in the order Warm was called
   void Warm(const Job& job, int) override {
-    std::lock_guard<std::mutex> g(mu);
-    warms.push_back(job.problem.string());
+    {
+      std::lock_guard<std::mutex> g(mu);
+      warms.push_back(job.problem.string());
+    }
+    if (on_warm) on_warm(job.problem.string());
   }
   Result<eval::Evaluator::ProblemFacts> Describe(const std::filesystem::path& problem,
                                                  int lane) override {

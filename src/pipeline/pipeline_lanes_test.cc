@@ -141,6 +141,8 @@ TEST(Pipeline, IdleLanesPrepareEachProblemOnceWhileItsFirstBuildRuns) {
   FakeStages* f = fake.get();
   Gate builds;
   f->on_prepare = [&](const std::string&) { builds.Wait(); };
+  Gate warm;
+  f->on_warm = [&](const std::string&) { warm.Wait(); };
   Collector c;
   Pipeline p(std::move(fake), {.build_threads = 2, .queue_capacity = 8});
   ASSERT_TRUE(p.Submit({"a.py", "good1"}, c.Fn()));
@@ -154,8 +156,17 @@ TEST(Pipeline, IdleLanesPrepareEachProblemOnceWhileItsFirstBuildRuns) {
   EXPECT_EQ(f->Warms(), std::vector<std::string>{"a.py"});  // b.py's build has not started
   EXPECT_EQ(f->prepares.load(), 2);
   EXPECT_EQ(f->executes.load(), 0);
+  // A warm-up in progress is counted (the bench's timeline shows the lane busy), and its
+  // time is the lane's and the warm-ups' both.
+  EXPECT_EQ(p.stats().warming, 1u);
+  EXPECT_EQ(p.stats().executing, 0u);
+  std::this_thread::sleep_for(20ms);
+  warm.Open();
   builds.Open();
   p.Close();
+  EXPECT_EQ(p.stats().warming, 0u);
+  EXPECT_GE(p.stats().warm_ms, 15.0);
+  EXPECT_GE(p.stats().lane_busy_ms[0], p.stats().warm_ms);
   // b.py's warm-up was queued when its build began; it runs only if the lane found no built
   // job waiting, and is dropped once every job is done. Never twice, never for c.py.
   std::vector<std::string> w = f->Warms();
