@@ -29,7 +29,7 @@ bool CandidateRun::Time() {
   if (!noop.ok()) return Infra("the judge failed to calibrate timing: " + noop.status().message());
   Result<json> last_reply = json();
   milliseconds last_timeout(0);
-  double wall_sum = 0;
+  double wall_sum = 0, reported_sum = 0;
   int calls = 0;
   int next_first = 0, last_iters = 0;
   // What the host's threads did meanwhile, from /proc: the main thread's waits for a CPU in
@@ -63,6 +63,7 @@ bool CandidateRun::Time() {
     for (double v : *ms) sum += v;
     if (first > 0) {  // warm-up calls are not bounded: they include lazy initialisation
       wall_sum += wall;
+      reported_sum += sum;
       calls += iters;
       waited += ReadHostTimes(host) - h0;
     }
@@ -82,6 +83,7 @@ bool CandidateRun::Time() {
   // The wall-clock bound (JudgeWallClock): what the clock saw per call, less the measured
   // cost of an empty timed call, cannot be more than twice what the candidate reports.
   double net = calls > 0 ? wall_sum / calls - *noop : 0;
+  double reported_mean = calls > 0 ? reported_sum / calls : 0;  // of the batches `net` is of
   auto escaped = [&] { return BeyondBound(net, t->summary.median_ms); };
   // A gap as it would be had the host's main thread never waited for a CPU in the batch(es)
   // that measured it.
@@ -102,6 +104,7 @@ bool CandidateRun::Time() {
     if (!again.ok())
       return Infra("the judge failed to calibrate timing: " + again.status().message());
     wall_sum = 0;
+    reported_sum = 0;
     calls = 0;
     waited = HostTimes{true};
     std::vector<double> ms;
@@ -110,13 +113,17 @@ bool CandidateRun::Time() {
       return Cheat("H08", "timing was tampered with: " + s.message());
     if (!s.ok()) return Failed("timing", "the timed calls", last_reply, last_timeout);
     double round_net = wall_sum / calls - *again;
-    if (round_net < net) wait_ms = waited.thread_wait_ms;
+    if (round_net < net) {
+      wait_ms = waited.thread_wait_ms;
+      reported_mean = reported_sum / calls;
+    }
     net = std::min(net, round_net);
     if (waited.ok) unqueued = std::min(unqueued, unqueued_of(round_net));
   }
   const HostTimes span = ReadHostTimes(host) - span0;
   WallClockFacts facts;
   facts.median_ms = t->summary.median_ms;
+  facts.mean_ms = reported_mean;
   facts.gap_ms = net;
   facts.unqueued_gap_ms = unqueued;
   facts.host_times_ok = span.ok;

@@ -34,6 +34,7 @@ std::string TrialLabel(const std::vector<Trial>& plan, size_t i);
 // What the timing loop saw, for the wall-clock bound (H07) and its excuse (busy).
 struct WallClockFacts {
   double median_ms = 0;      // the reported device time per call
+  double mean_ms = 0;        // the reported times' mean over the calls the gap was measured on
   double gap_ms = 0;         // wall time per bounded call less an empty call's cost (the least
                              // of the measurements)
   double unqueued_gap_ms = 0;  // the same gap less the host main thread's waits for a CPU

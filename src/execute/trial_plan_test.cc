@@ -78,6 +78,19 @@ TEST(WallClock, EscapedWorkIsACheatUnlessTheHostOnlyWaited) {
   EXPECT_EQ(JudgeWallClock(unknown), WallClock::kEscaped);
 }
 
+TEST(WallClock, ALongTailInsideTheTimerIsNotEscapedWork) {
+  // The CI run's honest CPU ReLU: median 1.05 ms, but some calls took 7 ms inside the timer, so
+  // the wall clock's mean per call (2.92 ms) is beyond twice the median and within twice the
+  // reported mean: not measured (kBusy, never `ok`), not `cheat`.
+  WallClockFacts tail = Facts(1.049, 2.92, 2.92);
+  tail.mean_ms = 2.1;
+  EXPECT_EQ(JudgeWallClock(tail), WallClock::kBusy);
+  // Work outside the timer leaves the reported mean small too: still escaped.
+  WallClockFacts escaped = Facts(1.0, 5.0, 5.0);
+  escaped.mean_ms = 1.1;
+  EXPECT_EQ(JudgeWallClock(escaped), WallClock::kEscaped);
+}
+
 TEST(TimedOutputs, WrongWhenTimedIsACheatOnlyWhereTheUntimedCallsShowIt) {
   std::string why;
   // A call counter: every timed set wrong, or right sets turning wrong later.
