@@ -16,13 +16,14 @@ namespace {
 
 // Bumped whenever the way a verdict is reached changes without an option changing (a new
 // rule, another trial plan): verdicts stored by older kforge are then not handed back.
-constexpr int kVerdictFormat = 6;  // 3: H03 and kernel-source H13 decided by what runs;
+constexpr int kVerdictFormat = 7;  // 3: H03 and kernel-source H13 decided by what runs;
                                    // 4: dtype comparisons and computed mkdir paths too;
                                    // 5: void functions skipped in the ablation (H02), the
                                    //    candidate run in the problem's namespace, wrong timed
                                    //    outputs H15 only where untimed calls show it;
                                    // 6: Triton candidates (a @triton.jit program without
-                                   //    load_inline was format_error no_kernel before)
+                                   //    load_inline was format_error no_kernel before);
+                                   // 7: a wall-clock gap the reported mean covers is not H07
 
 json ToleranceJson(const std::map<std::string, double>& m) {
   json j = json::object();
