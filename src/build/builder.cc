@@ -25,12 +25,19 @@ struct Worker {
   Channel chan;
 };
 
-Result<nlohmann::json> ReadJsonFile(const fs::path& p) {
+// A whole file; NotFound names `what` and the path.
+Result<std::string> ReadWhole(const fs::path& p, const std::string& what) {
   std::ifstream f(p);
-  if (!f) return Status::NotFound(p.string());
+  if (!f) return Status::NotFound(what + p.string());
   std::stringstream ss;
   ss << f.rdbuf();
-  auto j = nlohmann::json::parse(ss.str(), nullptr, false);
+  return ss.str();
+}
+
+Result<nlohmann::json> ReadJsonFile(const fs::path& p) {
+  auto text = ReadWhole(p, "");
+  if (!text.ok()) return text.status();
+  auto j = nlohmann::json::parse(*text, nullptr, false);
   if (j.is_discarded()) return Status::IoError("corrupt " + p.string());
   return j;
 }
@@ -204,15 +211,16 @@ class Builder::Impl {
     if (!opt_.light_headers) return std::string();
     std::lock_guard<std::mutex> lock(fp_mu_);
     if (light_rules_.empty()) {
-      fs::path p = opt_.runner_dir / "kforge_runner" / "light_headers.py";
-      std::ifstream f(p);
-      if (!f) return Status::NotFound("kforge's light-headers rules are missing: " + p.string());
-      std::stringstream ss;
-      ss << f.rdbuf();
-      light_rules_ = Sha256Hex(ss.str());
+      auto rules = ReadWhole(opt_.runner_dir / "kforge_runner" / "light_headers.py",
+                             "kforge's light-headers rules are missing: ");
+      if (!rules.ok()) return rules.status();
+      light_rules_ = Sha256Hex(*rules);
     }
     return light_rules_;
   }
+
+  // The artifact key's input for a load_inline call (LoadInlineKeyInput with these rules).
+  Result<nlohmann::json> KeyInput(const ExtensionSpec& spec);
 
   // `uses_cuda`: the build compiles CUDA sources or links CUDA's libraries.
   Result<Artifact> BuildKeyed(const std::string& key, nlohmann::json request,
@@ -345,31 +353,37 @@ std::string ArtifactKey(const nlohmann::json& fingerprint, const nlohmann::json&
   return Sha256Hex(j.dump());
 }
 
-Result<std::string> Builder::Key(const ExtensionSpec& spec) {
-  auto rules = impl_->LightRules();
+Result<nlohmann::json> Builder::Impl::KeyInput(const ExtensionSpec& spec) {
+  auto rules = LightRules();
   if (!rules.ok()) return rules.status();
-  return impl_->Key(LoadInlineKeyInput(spec, *rules));
+  return LoadInlineKeyInput(spec, *rules);
+}
+
+Result<std::string> Builder::Key(const ExtensionSpec& spec) {
+  auto what = impl_->KeyInput(spec);
+  if (!what.ok()) return what.status();
+  return impl_->Key(*what);
 }
 
 Result<Artifact> Builder::Build(const ExtensionSpec& spec) {
-  auto key = Key(spec);
+  auto what = impl_->KeyInput(spec);
+  if (!what.ok()) return what.status();
+  auto key = impl_->Key(*what);
   if (!key.ok()) return key.status();
   // load_inline's own default: CUDA when there are CUDA sources.
   bool uses_cuda = spec.with_cuda.value_or(!spec.cuda_sources.empty());
   nlohmann::json request = {{"op", "build"}, {"spec", CanonicalJson(spec)}};
   // Only where the key says so: a build the rewrite cannot touch is a plain build, shared.
-  if (impl_->opt_.light_headers && LightHeadersMayApply(spec)) request["light_headers"] = true;
+  if (what->contains("light_headers")) request["light_headers"] = true;
   return impl_->BuildKeyed(*key, request, &spec, uses_cuda);
 }
 
 Result<Artifact> Builder::BuildNative() {
   fs::path src = impl_->opt_.runner_dir / "native" / "kforge_native.cpp";
-  std::ifstream f(src);
-  if (!f) return Status::NotFound("kforge's helper source is missing: " + src.string());
-  std::stringstream ss;
-  ss << f.rdbuf();
+  auto text = ReadWhole(src, "kforge's helper source is missing: ");
+  if (!text.ok()) return text.status();
   bool cuda = impl_->opt_.backend == "cuda";
-  auto key = impl_->Key({{"native", Sha256Hex(ss.str())}});
+  auto key = impl_->Key({{"native", Sha256Hex(*text)}});
   if (!key.ok()) return key.status();
   nlohmann::json cflags = {"-O2"};
   if (cuda) cflags.push_back("-DKFORGE_WITH_CUDA");
