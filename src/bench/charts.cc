@@ -179,34 +179,28 @@ std::string TimelineChart(const Timeline& t, size_t total) {
   for (const auto& p : pts) queue_max = std::max({queue_max, p.build_queue, p.building});
   const double total_d = static_cast<double>(std::max<size_t>(total, 1));
   auto x_of = [&](double s) { return left + (w - left - 10) * s / span; };
+  struct Series {
+    const char* color;
+    bool area;                                  // filled down to the panel's base
+    std::vector<std::pair<double, double>> xy;  // x in pixels, y in [0, 1] from the top
+  };
   struct Panel {
     std::string title, top_label;
-    std::vector<std::vector<std::pair<double, double>>> lines;
-    std::vector<const char*> colors;
-    std::vector<bool> areas;
+    std::vector<Series> series;
   };
-  std::vector<Panel> panels(3);
-  panels[0].title = "samples done";
-  panels[0].top_label = std::to_string(total);
-  panels[1].title = "lanes busy (" + std::to_string(t.lanes()) + ")";
-  panels[1].top_label = "100%";
-  panels[2].title = "build queue: waiting, building";
-  panels[2].top_label = std::to_string(queue_max);
-  panels[0].lines.resize(1);
-  panels[1].lines.resize(1);
-  panels[2].lines.resize(2);
-  panels[0].colors = {"#1565c0"};
-  panels[1].colors = {"#2e7d32"};
-  panels[2].colors = {"#8d6e63", "#f9a825"};
-  panels[0].areas = {false};
-  panels[1].areas = {true};
-  panels[2].areas = {true, false};
+  std::vector<Panel> panels = {
+      {"samples done", std::to_string(total), {{"#1565c0", false, {}}}},
+      {"lanes busy (" + std::to_string(t.lanes()) + ")", "100%", {{"#2e7d32", true, {}}}},
+      {"build queue: waiting, building",
+       std::to_string(queue_max),
+       {{"#8d6e63", true, {}}, {"#f9a825", false, {}}}},
+  };
   for (const auto& p : pts) {
     const double mid = x_of(p.t0_s + t.bucket_s() / 2);
-    panels[0].lines[0].emplace_back(mid, 1 - std::min(1.0, p.done / total_d));
-    panels[1].lines[0].emplace_back(mid, 1 - p.lane_busy);
-    panels[2].lines[0].emplace_back(mid, 1 - static_cast<double>(p.build_queue) / queue_max);
-    panels[2].lines[1].emplace_back(mid, 1 - static_cast<double>(p.building) / queue_max);
+    panels[0].series[0].xy.emplace_back(mid, 1 - std::min(1.0, p.done / total_d));
+    panels[1].series[0].xy.emplace_back(mid, 1 - p.lane_busy);
+    panels[2].series[0].xy.emplace_back(mid, 1 - static_cast<double>(p.build_queue) / queue_max);
+    panels[2].series[1].xy.emplace_back(mid, 1 - static_cast<double>(p.building) / queue_max);
   }
   const double h = top + 3 * (panel + gap) + 10;
   std::ostringstream o;
@@ -222,10 +216,10 @@ std::string TimelineChart(const Timeline& t, size_t total) {
     o << "<text x='" << left - 4 << "' y='" << Num1(y0 + 4) << "' font-size='10' text-anchor='end'>"
       << HtmlEscape(panels[i].top_label) << "</text><text x='" << left - 4 << "' y='"
       << Num1(base + 4) << "' font-size='10' text-anchor='end'>0</text>";
-    for (size_t l = 0; l < panels[i].lines.size(); ++l) {
-      auto xy = panels[i].lines[l];
+    for (const Series& line : panels[i].series) {
+      auto xy = line.xy;
       for (auto& [x, y] : xy) y = y0 + panel * y;
-      o << Path(xy, base, panels[i].areas[l], panels[i].colors[l]);
+      o << Path(xy, base, line.area, line.color);
     }
   }
   // The time axis under the last panel: five ticks.

@@ -206,6 +206,9 @@ int RunBench(const BenchFlags& f) {
   bench::Progress progress;
   progress.total = d.samples.size();
   auto t0 = std::chrono::steady_clock::now();
+  auto elapsed_s = [t0] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
   const std::atomic<bool>& signalled = StopOnSignals();
   // Each verdict as it arrives, so a run that is killed outright (an outer timeout, a lost
   // machine) still leaves what it learned beside the store; the full reports replace it.
@@ -220,7 +223,7 @@ int RunBench(const BenchFlags& f) {
     std::atomic<bool> finished{false};
     bench::Timeline timeline(info.lanes);
     auto observe = [&] {
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double s = elapsed_s();
       pipeline::Stats st = pl.stats();
       std::lock_guard<std::mutex> g(mu);
       timeline.Add({s, progress.done, st.executing + st.warming, st.intake_depth, st.building});
@@ -229,8 +232,7 @@ int RunBench(const BenchFlags& f) {
       bool cancelled = false;  // then only the timeline is kept, while running evaluations end
       while (!finished.load()) {
         observe();
-        const double s =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const double s = elapsed_s();
         const bool late = f.time_limit_s > 0 && s >= f.time_limit_s;
         if (!cancelled && (late || signalled.load())) {
           {
@@ -249,7 +251,7 @@ int RunBench(const BenchFlags& f) {
     Ticker ticker(
         [&] {
           std::lock_guard<std::mutex> g(mu);
-          double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          double s = elapsed_s();
           return bench::ProgressLine(progress, s);
         },
         f.progress_interval_s);
