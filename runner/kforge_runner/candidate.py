@@ -340,13 +340,14 @@ class Host:
 
             def before(slot, index):
                 perturbers[slot].apply(sets[slot], index)
-        dev_ms, wall_ms, last = self.run_batch(self.model, sets, int(msg["first"]),
-                                                 int(msg["iters"]), True,
-                                                 self.device.type == "cuda", before)
+        dev_ms, wall_ms, last, host_ms, hidden = self.run_batch(
+            self.model, sets, int(msg["first"]), int(msg["iters"]), True,
+            self.device.type == "cuda", before, float(msg.get("delay_us", 0)))
         for n, out in zip(names, last):
             if out is not None:
                 self.timed_last[n] = out
-        return self._jit_facts({"ok": True, "device_ms": list(dev_ms), "wall_ms": list(wall_ms)})
+        return self._jit_facts({"ok": True, "device_ms": list(dev_ms), "wall_ms": list(wall_ms),
+                                "host_ms": list(host_ms), "hidden": int(hidden)})
 
     def op_memory(self, msg):
         """The most memory this process held on its device (bytes): the caching allocator's

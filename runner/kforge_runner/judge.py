@@ -620,10 +620,10 @@ class Judge:
                 perturber.apply(target, index)
         try:
             with torch.no_grad():
-                dev_ms, wall_ms, _ = native.run_batch(fn, arg_sets, int(msg["first"]),
-                                                      int(msg["iters"]), bool(msg.get("flush", True)),
-                                                      torch.device(self.device).type == "cuda",
-                                                      before)
+                dev_ms, wall_ms, _, host_ms, hidden = native.run_batch(
+                    fn, arg_sets, int(msg["first"]), int(msg["iters"]),
+                    bool(msg.get("flush", True)), torch.device(self.device).type == "cuda",
+                    before, float(msg.get("delay_us", 0)))
         except Exception as e:  # torch.compile failures are reported, not fatal
             if mode == "compile":
                 p.compile_error = "torch.compile failed: %s" % str(e).splitlines()[0][:300]
@@ -636,7 +636,16 @@ class Judge:
                         buf.copy_(x)
                 del base
             self.memory.settle()
-        return {"ok": True, "device_ms": list(dev_ms), "wall_ms": list(wall_ms)}
+        return {"ok": True, "device_ms": list(dev_ms), "wall_ms": list(wall_ms),
+                "host_ms": list(host_ms), "hidden": int(hidden)}
+
+    def op_gpu_state(self, msg):
+        """The GPU's clocks, temperature, power and throttle reasons now (NVML), recorded
+        around a candidate's timing so a disturbed measurement shows."""
+        dev = torch.device(self.device)
+        if dev.type != "cuda" or native is None or not hasattr(native, "gpu_state"):
+            return {"ok": True, "state": {}}
+        return {"ok": True, "state": dict(native.gpu_state(dev.index or 0))}
 
     def op_release(self, msg):
         self.dormant.pop(msg["problem"], None)

@@ -49,8 +49,8 @@ class _Shrink:
         return getattr(self.real, name)
 
     def run_batch(self, *args):
-        dev, wall, last = self.real.run_batch(*args)
-        return [d / 100.0 for d in dev], [w / 100.0 for w in wall], last
+        dev, wall, last, *rest = self.real.run_batch(*args)
+        return ([d / 100.0 for d in dev], [w / 100.0 for w in wall], last, *rest)
 
 
 def _patch():
