@@ -20,6 +20,14 @@ std::optional<double> Geomean(const std::vector<double>& xs) {
   return std::exp(sum / static_cast<double>(xs.size()));
 }
 
+// The speedup a threshold is compared with: the lower end of its interval under significance
+// (where the verdict has one), else the point estimate; 0 when there is none.
+double Shown(const std::optional<double>& point, const std::optional<double>& lo,
+             const MetricOptions& opt) {
+  if (!point) return 0;
+  return opt.significance && lo ? *lo : *point;
+}
+
 // Rates over the counted samples of one group (all, or one level).
 Aggregate Pool(const std::vector<const Sample*>& samples,
                const std::vector<const ProblemMetrics*>& problems, const MetricOptions& opt) {
@@ -42,11 +50,13 @@ Aggregate Pool(const std::vector<const Sample*>& samples,
     if (s->speedup_vs_compile && *s->speedup_vs_compile > 0) {
       compiled.push_back(*s->speedup_vs_compile);
     }
-    faster_eager += s->speedup_vs_eager.value_or(0) > opt.faster_threshold ? 1 : 0;
-    faster_compile += s->speedup_vs_compile.value_or(0) > opt.faster_threshold ? 1 : 0;
+    const double vs_eager = Shown(s->speedup_vs_eager, s->speedup_vs_eager_lo, opt);
+    faster_eager += vs_eager > opt.faster_threshold ? 1 : 0;
+    faster_compile +=
+        Shown(s->speedup_vs_compile, s->speedup_vs_compile_lo, opt) > opt.faster_threshold ? 1 : 0;
     for (size_t i = 0; i < opt.fast_p.size(); ++i) {
       double p = opt.fast_p[i];
-      fast[i] += (p <= 0 || s->speedup_vs_eager.value_or(0) > p) ? 1 : 0;
+      fast[i] += (p <= 0 || vs_eager > p) ? 1 : 0;
     }
   }
   double n = a.samples > 0 ? static_cast<double>(a.samples) : 1.0;

@@ -13,6 +13,8 @@
 //  - fast_p (KernelBench's definition, vs eager): over all counted samples, the fraction with
 //    status ok and speedup > p; fast_0 is the correctness rate (ok samples without a speedup,
 //    as with --no-baselines, count for p = 0 only).
+//  - With significance (the default), "speedup > t" in Faster Rate and fast_p means the lower
+//    end of the speedup's 95% interval is above t (verdicts without an interval: the speedup).
 //  - Geometric-mean speedup vs eager (vs compile): over ok samples that have one; absent if none.
 //  - Per family: the same definitions over the samples of one family alone (a problem counts
 //    for a family when it has samples of that family).
@@ -39,12 +41,19 @@ struct Sample {
   // The candidate's kernel family (backend::FamilyName: "load_inline", "triton"); "" when
   // unknown (per_family then leaves the sample out).
   std::string family;
+  // The lower ends of the speedups' 95% intervals (verdict format 8 on); absent before.
+  std::optional<double> speedup_vs_eager_lo;
+  std::optional<double> speedup_vs_compile_lo;
 };
 
 struct MetricOptions {
   int k = 1;
   double faster_threshold = 1.1;  // DESIGN.md's Faster Rate: more than 1.1x faster
   std::vector<double> fast_p = {0, 0.5, 0.8, 1, 1.5, 2};
+  // A sample counts as faster than a threshold only when its speedup's interval lies above it
+  // (its lower end; the point estimate where a verdict has no interval). false: the point
+  // estimate always (`--no-significance`, for comparisons with earlier runs).
+  bool significance = true;
 };
 
 struct ProblemMetrics {

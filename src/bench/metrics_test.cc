@@ -41,6 +41,24 @@ Sample S(std::string level, std::string problem, VerdictStatus st,
   return {std::move(level), std::move(problem), st, eager, compile, ""};
 }
 
+// Faster Rate and fast_p count a speedup only where its interval clears the threshold; a
+// verdict without an interval (before format 8) counts by its point estimate; the option off
+// counts every point estimate.
+TEST(Metrics, SignificanceUsesTheIntervalsLowerEnd) {
+  using VS = VerdictStatus;
+  std::vector<Sample> s = {S("level1", "a", VS::kOk, 1.5), S("level1", "a", VS::kOk, 1.5),
+                           S("level1", "a", VS::kOk, 1.5)};
+  s[0].speedup_vs_eager_lo = 1.4;   // shown faster than 1.1x
+  s[1].speedup_vs_eager_lo = 0.95;  // not shown faster than anything
+  Metrics m = Compute(s, {.k = 1});
+  EXPECT_NEAR(m.overall.faster_rate_vs_eager, 2.0 / 3, 1e-12);  // s[0] and s[2] (no interval)
+  for (auto [p, v] : m.overall.fast_p) {
+    if (p == 1.0) EXPECT_NEAR(v, 2.0 / 3, 1e-12);
+  }
+  Metrics old = Compute(s, {.k = 1, .significance = false});
+  EXPECT_NEAR(old.overall.faster_rate_vs_eager, 1.0, 1e-12);
+}
+
 TEST(Metrics, EveryNumberOfAMixedRun) {
   using VS = VerdictStatus;
   std::vector<Sample> s = {

@@ -326,10 +326,13 @@ int RunBench(const BenchFlags& f) {
                        v.candidate_format == backend::CandidateFormat(backend::Family::kTriton)
                            ? backend::FamilyName(backend::Family::kTriton)
                            : backend::FamilyName(backend::Family::kLoadInline)});
+    if (v.speedup_vs_eager_ci) samples.back().speedup_vs_eager_lo = v.speedup_vs_eager_ci->lo;
+    if (v.speedup_vs_compile_ci) samples.back().speedup_vs_compile_lo = v.speedup_vs_compile_ci->lo;
     done.push_back(std::move(records[i]));
   }
   info.samples = done.size();
-  bench::Metrics m = bench::Compute(samples, {.k = f.k});
+  bench::Metrics m =
+      bench::Compute(samples, {.k = f.k, .significance = !f.eval.no_significance});
   std::cout << bench::RenderText(bench::SummaryTable(m));
   std::cout << "samples " << info.samples << ": evaluated " << info.evaluated << ", reused "
             << info.reused << ", identical " << info.deduplicated

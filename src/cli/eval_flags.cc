@@ -30,6 +30,7 @@ eval::EvalOptions ToEvalOptions(const EvalFlags& f) {
   opt.build_workers = f.build_workers > 0 ? f.build_workers : Cores();
   opt.light_headers = f.light_headers;
   opt.baselines = !f.no_baselines;
+  opt.reward.significance = !f.no_significance;
   opt.exec.trials = f.trials;
   opt.exec.seed = f.seed;
   if (f.atol >= 0) opt.exec.atol["float32"] = f.atol;
@@ -100,6 +101,9 @@ void AddVerdictFlags(CLI::App* app, EvalFlags* f) {
       ->check(CLI::NonNegativeNumber);
   app->add_flag("--no-baselines", f->no_baselines,
                 "skip timing eager and torch.compile (no speedups: Faster Rate and fast_p>0 are 0)");
+  app->add_flag("--no-significance", f->no_significance,
+                "count a speedup (reward bonus, Faster Rate, fast_p) by its point estimate, not "
+                "only when its 95% interval clears the threshold (verdicts before format 8)");
   app->add_option("--timing-budget-ms", f->timing_budget_ms,
                   "sampled time after which timing stops even if noisy (2000)")
       ->check(CLI::PositiveNumber);

@@ -26,6 +26,7 @@ struct EvalFlags {
   uint64_t seed = 0;          // 0: fresh from the OS (--seed: eval, bench, feasibility only)
   double atol = -1, rtol = -1;  // float32 tolerances; negative: the judge's (1e-4)
   bool no_baselines = false;
+  bool no_significance = false;  // speed bonus, Faster Rate and fast_p from point estimates
   double timing_budget_ms = 2000;
   int call_timeout_s = 60;
   int load_timeout_s = 120;

@@ -1,5 +1,7 @@
-// Eager and torch.compile times of a problem's reference: timed with the candidate's protocol
-// on one lane, once per problem and device kind (however many lanes ask), and kept in the store.
+// Eager and torch.compile times of a problem's reference kept in the store: measured with the
+// candidate's protocol on one lane, once per problem and device kind (however many lanes ask),
+// or recorded from a candidate's interleaved measurement; never from a disturbed one. Verdicts
+// of timed candidates use their own interleaved measurement (execute/interleave.h).
 #include "common/hash.h"
 #include "eval/impl.h"
 
@@ -7,7 +9,9 @@ namespace kf::eval {
 namespace {
 using nlohmann::json;
 
-constexpr const char* kProtocol = "kforge-timing-1";
+// 2: the GPU delay before each timed call, the flush on the timed stream (verdict format 8);
+// measurements disturbed by load are no longer stored.
+constexpr const char* kProtocol = "kforge-timing-2";
 
 json SummaryJson(const execute::TimingResult& t) {
   return {{"median", t.summary.median_ms},
@@ -16,10 +20,16 @@ json SummaryJson(const execute::TimingResult& t) {
           {"n", t.summary.n}};
 }
 
+json ResultJson(const execute::BaselineResult& r) {
+  json j = {{"eager", nullptr}, {"compile", nullptr}, {"compile_unavailable", r.compile_unavailable}};
+  if (r.eager) j["eager"] = SummaryJson(*r.eager);
+  if (r.compiled) j["compile"] = SummaryJson(*r.compiled);
+  return j;
+}
+
 }  // namespace
 
-Result<Baselines> Evaluator::Impl::GetBaselines(LaneState& ls, const std::string& hash,
-                                                const execute::ProblemInfo& p) {
+std::string Evaluator::Impl::BaselineKey(const LaneState& ls, const std::string& hash) const {
   const auto& t = opt.exec.timing;
   json keyj = {
       {"problem", hash},
@@ -27,7 +37,19 @@ Result<Baselines> Evaluator::Impl::GetBaselines(LaneState& ls, const std::string
       {"protocol", kProtocol},
       {"timing",
        {t.warmup_iters, t.min_samples, t.max_samples, t.target_spread, t.budget_ms, t.pool}}};
-  std::string key = Sha256Hex(keyj.dump());
+  return Sha256Hex(keyj.dump());
+}
+
+void Evaluator::Impl::RecordBaselines(LaneState& ls, const std::string& hash,
+                                      const execute::BaselineResult& b) {
+  if (!b.disturbed.empty() || !b.eager) return;
+  (void)store->PutBaseline(BaselineKey(ls, hash), ResultJson(b));  // a record, best effort
+}
+
+Result<Baselines> Evaluator::Impl::GetBaselines(LaneState& ls, const std::string& hash,
+                                                const execute::ProblemInfo& p) {
+  const auto& t = opt.exec.timing;
+  std::string key = BaselineKey(ls, hash);
   std::shared_ptr<std::mutex> key_mu;
   {
     std::lock_guard<std::mutex> g(baselines_mu);
@@ -53,21 +75,19 @@ Result<Baselines> Evaluator::Impl::GetBaselines(LaneState& ls, const std::string
     b.compile_unavailable = j.value("compile_unavailable", "");
     return b;
   }
+  // A disturbed measurement (load on the machine, a noisy spread) is taken again, up to
+  // twice; it is never stored, so it cannot set every later verdict's speedup.
   auto r = ls.lane->TimeBaselines(p, t, execute::DrawSeed());
+  for (int again = 0; again < 2 && r.ok() && !r->disturbed.empty(); ++again) {
+    r = ls.lane->TimeBaselines(p, t, execute::DrawSeed());
+  }
   if (!r.ok()) return r.status();
   Baselines b;
-  json j = {
-      {"eager", nullptr}, {"compile", nullptr}, {"compile_unavailable", r->compile_unavailable}};
-  if (r->eager) {
-    b.eager = r->eager->summary;
-    j["eager"] = SummaryJson(*r->eager);
-  }
-  if (r->compiled) {
-    b.compiled = r->compiled->summary;
-    j["compile"] = SummaryJson(*r->compiled);
-  }
+  if (r->eager) b.eager = r->eager->summary;
+  if (r->compiled) b.compiled = r->compiled->summary;
   b.compile_unavailable = r->compile_unavailable;
-  (void)store->PutBaseline(key, j);  // a cache: failing to write it only costs time later
+  b.disturbed = r->disturbed;
+  if (r->disturbed.empty()) (void)store->PutBaseline(key, ResultJson(*r));  // a cache
   return b;
 }
 

@@ -156,6 +156,7 @@ Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
   const backend::Path& path = PathOf(cand);
   execute::ExecOptions eo = opt.exec;
   eo.family = cand.family;
+  eo.interleave_baselines = opt.baselines;
   bool jit_cache_warm = false;
   if (!path.Prebuilds()) {
     auto env = Environment();
@@ -206,12 +207,7 @@ Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
     TimingSummary ts{r.timing->summary.median_ms, r.timing->summary.p10_ms,
                      r.timing->summary.p90_ms, r.timing->summary.n};
     v.candidate_ms = ts;
-    v.stages.push_back({"timing", true, r.timing_ms,
-                        {{"stop_reason", r.timing->stop_reason},
-                         {"input_sets", r.input_sets},
-                         {"host_cpu_ms", r.host_cpu_ms},
-                         {"host_wait_ms", r.host_wait_ms},
-                         {"quantiles_ms", execute::Quantiles(r.timing->samples_ms, 20)}}});
+    v.stages.push_back({"timing", true, r.timing_ms, TimingFacts(r)});
   }
   auto environment_failed = [&] {
     v.diagnostics.push_back(EnvironmentDiagnostic(*rb.environment));
@@ -220,14 +216,25 @@ Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
   if (rb.environment) return environment_failed();
   VerdictStatus status = FromOutcome(r.outcome);
   if (r.build_failed) status = VerdictStatus::kCompileError;
+  // The candidate's run and the reference's batches interleaved with it (A/B/A): the run
+  // whose speedups count, the first one or a re-verification's.
+  const execute::ExecResult* counted = &r;
+  std::optional<execute::ExecResult> again_run;
   if (status == VerdictStatus::kOk && opt.baselines) {
     auto b0 = Clock::now();
-    auto b = GetBaselines(ls, v.problem_hash, *problem);
-    if (!b.ok()) return infra("baselines", b.status());
-    v.stages.push_back({"baselines", true, MsSince(b0), json::object()});
-    if (b->eager) v.eager_ms = b->eager->median_ms;
-    if (b->compiled) v.compile_ms = b->compiled->median_ms;
-    v.compile_unavailable = b->compile_unavailable;
+    if (r.baselines) {
+      UseBaselines(*r.baselines, &v);
+      RecordBaselines(ls, v.problem_hash, *r.baselines);
+      v.stages.push_back({"baselines", true, 0, BaselineFacts(*r.baselines)});
+    } else {
+      auto b = GetBaselines(ls, v.problem_hash, *problem);
+      if (!b.ok()) return infra("baselines", b.status());
+      v.stages.push_back({"baselines", true, MsSince(b0), {{"interleaved", false},
+                                                           {"disturbed", b->disturbed}}});
+      if (b->eager) v.eager_ms = b->eager->median_ms;
+      if (b->compiled) v.compile_ms = b->compiled->median_ms;
+      v.compile_unavailable = b->compile_unavailable;
+    }
     if (v.candidate_ms && v.eager_ms && *v.eager_ms / v.candidate_ms->median_ms > opt.reverify_speedup) {
       // Implausible: a fresh process, fresh inputs and seeds, and the slower time counts.
       auto again_opt = eo;
@@ -247,15 +254,23 @@ Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
         const auto& s2 = again.timing->summary;
         v.candidate_ms = TimingSummary{s2.median_ms, s2.p10_ms, s2.p90_ms, s2.n};
         for (auto& st : v.stages) {  // the distribution of the run that counts
-          if (st.name == "timing") {
-            st.detail["quantiles_ms"] = execute::Quantiles(again.timing->samples_ms, 20);
-          }
+          if (st.name == "timing") st.detail = TimingFacts(again);
         }
+        // Its speedups are its own candidate against its own interleaved reference.
+        if (again.baselines) UseBaselines(*again.baselines, &v);
+        again_run = std::move(again);
+        counted = &*again_run;
       }
     }
     if (status == VerdictStatus::kOk && v.candidate_ms && v.candidate_ms->median_ms > 0) {
       if (v.eager_ms) v.speedup_vs_eager = *v.eager_ms / v.candidate_ms->median_ms;
       if (v.compile_ms) v.speedup_vs_compile = *v.compile_ms / v.candidate_ms->median_ms;
+      if (counted->timing && counted->baselines) {
+        const auto& cand = counted->timing->samples_ms;
+        const auto& b = *counted->baselines;
+        if (b.eager) v.speedup_vs_eager_ci = Ci(b.eager->samples_ms, cand);
+        if (b.compiled) v.speedup_vs_compile_ci = Ci(b.compiled->samples_ms, cand);
+      }
     }
   }
   if (rb.environment) return environment_failed();  // in the re-verification's builds

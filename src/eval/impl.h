@@ -43,6 +43,7 @@ struct Baselines {
   std::optional<execute::Summary> eager;
   std::optional<execute::Summary> compiled;
   std::string compile_unavailable;
+  std::string disturbed;  // why it was not stored (BaselineDisturbed), "" when it was
 };
 
 // One execution lane and what it has loaded. Used by one thread at a time.
@@ -52,6 +53,17 @@ struct LaneState {
   std::string device_key;                                // device name + torch version
   std::string device_name;
 };
+
+// The timing stage's facts of a timed run (timing_facts.cc): stop reason, spread, GPU delay,
+// host time, hidden calls, the GPU's state, quantiles.
+nlohmann::json TimingFacts(const execute::ExecResult& r);
+// The baselines stage's facts of an interleaved measurement.
+nlohmann::json BaselineFacts(const execute::BaselineResult& b);
+// The verdict's eager and compile times from an interleaved measurement.
+void UseBaselines(const execute::BaselineResult& b, Verdict* v);
+// The 95% interval of median(base) / median(cand) (execute::RatioInterval).
+std::optional<SpeedupInterval> Ci(const std::vector<double>& base_ms,
+                                         const std::vector<double>& cand_ms);
 
 class Evaluator::Impl {
  public:
@@ -73,8 +85,14 @@ class Evaluator::Impl {
   // Reads the problem file, readies the lane and loads the problem there; `hash` is the file's.
   Result<execute::ProblemInfo> LoadOnLane(LaneState& ls, const std::filesystem::path& path,
                                           bool trusted, std::string* hash);
+  // The stored baselines, or measured now (again, up to twice, while BaselineDisturbed says
+  // the measurement was disturbed) and stored only when undisturbed.
   Result<Baselines> GetBaselines(LaneState& ls, const std::string& hash,
                                  const execute::ProblemInfo& p);
+  // Stores baselines measured beside a candidate (interleaved), when undisturbed: the record
+  // later tools read; verdicts always use their own interleaved measurement.
+  void RecordBaselines(LaneState& ls, const std::string& hash, const execute::BaselineResult& b);
+  std::string BaselineKey(const LaneState& ls, const std::string& hash) const;
   Prepared Prepare(const std::filesystem::path& problem_path, const std::string& text,
                    bool problem_trusted);
   // The build of every statically resolved load_inline call of `p`, in parallel, recorded in

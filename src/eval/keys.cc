@@ -2,6 +2,7 @@
 // key an Evaluator files its verdicts under.
 #include <algorithm>
 #include <map>
+#include <mutex>
 
 #include "backend/backend.h"
 #include "common/hash.h"
@@ -16,7 +17,7 @@ namespace {
 
 // Bumped whenever the way a verdict is reached changes without an option changing (a new
 // rule, another trial plan): verdicts stored by older kforge are then not handed back.
-constexpr int kVerdictFormat = 7;  // 3: H03 and kernel-source H13 decided by what runs;
+constexpr int kVerdictFormat = 8;  // 3: H03 and kernel-source H13 decided by what runs;
                                    // 4: dtype comparisons and computed mkdir paths too;
                                    // 5: void functions skipped in the ablation (H02), the
                                    //    candidate run in the problem's namespace, wrong timed
@@ -24,6 +25,40 @@ constexpr int kVerdictFormat = 7;  // 3: H03 and kernel-source H13 decided by wh
                                    // 6: Triton candidates (a @triton.jit program without
                                    //    load_inline was format_error no_kernel before);
                                    // 7: a wall-clock gap the reported mean covers is not H07
+                                   // 8: the GPU's work timed, not the host's latency (a GPU
+                                   //    delay before each start event); the reference timed
+                                   //    interleaved with the candidate; speedup intervals
+
+// A digest of the runner's own files (its Python, the native helper's source, the policies):
+// the verdict depends on that code as much as on the options, so a changed runner is never
+// handed a verdict the old one gave. Computed once per folder.
+std::string RunnerDigest(const fs::path& dir) {
+  static std::mutex mu;
+  static std::map<std::string, std::string> cache;
+  std::lock_guard<std::mutex> l(mu);
+  auto it = cache.find(dir.string());
+  if (it != cache.end()) return it->second;
+  std::vector<fs::path> files;
+  std::error_code ec;
+  if (!dir.empty() && fs::is_directory(dir, ec)) {
+    for (auto i = fs::recursive_directory_iterator(dir, ec); !ec && i != fs::end(i); i.increment(ec)) {
+      const fs::path& p = i->path();
+      if (i->is_directory() && p.filename() == "__pycache__") {
+        i.disable_recursion_pending();
+        continue;
+      }
+      const std::string ext = p.extension().string();
+      if (i->is_regular_file() && (ext == ".py" || ext == ".cpp" || ext == ".txt")) files.push_back(p);
+    }
+  }
+  std::sort(files.begin(), files.end());
+  std::string all;
+  for (const auto& f : files) {
+    auto text = ReadFile(f);
+    all += fs::relative(f, dir, ec).string() + "\n" + Sha256Hex(text.ok() ? *text : "") + "\n";
+  }
+  return cache[dir.string()] = Sha256Hex(all);
+}
 
 json ToleranceJson(const std::map<std::string, double>& m) {
   json j = json::object();
@@ -38,6 +73,7 @@ json VerdictSettings(const EvalOptions& opt) {
   const auto& t = e.timing;
   json settings = {
       {"format", kVerdictFormat},
+      {"runner", RunnerDigest(opt.runner_dir)},
       {"backend", opt.backend},
       {"family", opt.family ? backend::FamilyName(*opt.family) : "auto"},
       {"baselines", opt.baselines},
@@ -62,7 +98,8 @@ json VerdictSettings(const EvalOptions& opt) {
       {"call_timeout_ms", e.call_timeout.count()},
       {"reward",
        {{"lambda", opt.reward.lambda}, {"nu_max", opt.reward.nu_max},
-        {"against_compile", opt.reward.against_compile}}},
+        {"against_compile", opt.reward.against_compile},
+        {"significance", opt.reward.significance}}},
   };
   // Light headers must not change a verdict, but until the GPU machine shows that, its verdicts
   // are kept apart. Only when on: every other job keeps the settings (and digest) it had.

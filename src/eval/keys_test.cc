@@ -20,6 +20,38 @@ std::string KeyWith(const EvalOptions& o, const json& env = kEnv) {
   return VerdictKey("problem", "candidate", SettingsDigest(o), env);
 }
 
+// The runner's code is part of the key: one changed byte in a runner file, and the store
+// holds nothing for the new code.
+TEST(VerdictKey, RunnerCodeSeparates) {
+  auto dir = std::filesystem::temp_directory_path() / ("kf-runner-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir / "kforge_runner");
+  auto write = [&](const std::string& text) {
+    std::ofstream(dir / "kforge_runner" / "judge.py") << text;
+  };
+  write("TOLERANCE = 1e-4\n");
+  EvalOptions a;
+  a.runner_dir = dir;
+  const std::string before = KeyWith(a);
+  EXPECT_EQ(before, KeyWith(a));
+  // Another folder with the same files: the same key (a copy of the same runner).
+  auto dir2 = dir;
+  dir2 += "-copy";
+  std::filesystem::create_directories(dir2 / "kforge_runner");
+  std::ofstream(dir2 / "kforge_runner" / "judge.py") << "TOLERANCE = 1e-4\n";
+  EvalOptions b;
+  b.runner_dir = dir2;
+  EXPECT_EQ(before, KeyWith(b));
+  std::ofstream(dir2 / "kforge_runner" / "judge.py") << "TOLERANCE = 1e-2\n";
+  EvalOptions c;  // the digest is kept per folder: a third folder reads the changed code
+  auto dir3 = dir;
+  dir3 += "-changed";
+  std::filesystem::create_directories(dir3 / "kforge_runner");
+  std::filesystem::copy_file(dir2 / "kforge_runner" / "judge.py", dir3 / "kforge_runner" / "judge.py");
+  c.runner_dir = dir3;
+  EXPECT_NE(before, KeyWith(c));
+  for (const auto& d : {dir, dir2, dir3}) std::filesystem::remove_all(d);
+}
+
 // Every option a user can set that changes what a verdict says gives another key, so the store
 // never hands back a verdict made under other rules.
 TEST(VerdictKey, EveryVerdictShapingOptionSeparates) {

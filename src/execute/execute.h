@@ -81,6 +81,8 @@ struct ExecOptions {
   Policy policy = Policy::kStrict;   // what PyTorch compute beside the kernels means (policy.h)
   std::set<std::string> allowed_aten;  // plumbing ops (the allowlist file); see eval::LoadPolicy
   TimingOptions timing;
+  // Time eager and torch.compile interleaved with the candidate (ExecResult::baselines).
+  bool interleave_baselines = false;
   std::chrono::milliseconds load_timeout{std::chrono::minutes(2)};  // import + __init__, builds excluded
   std::chrono::milliseconds call_timeout{std::chrono::seconds(60)};  // one forward call
   // The candidate's kernel family (extract decided it): what the host hooks before the
@@ -104,6 +106,24 @@ struct TimingResult {
   std::vector<double> samples_ms;
   double wall_ms = 0;     // measured here around the timed batches
   std::string stop_reason;
+  double delay_us = 0;    // the GPU sleep before each timed call (ChooseDelayUs)
+  double host_ms = 0;     // median host time of a timed call (the forward's Python, launches)
+  int hidden = 0;         // timed calls that returned before the GPU reached their start
+  // The fraction of timed calls whose host time was entirely outside their interval.
+  double hidden_fraction() const {
+    return samples_ms.empty() ? 0 : static_cast<double>(hidden) / samples_ms.size();
+  }
+};
+
+struct BaselineResult {
+  std::optional<TimingResult> eager;
+  std::optional<TimingResult> compiled;
+  std::string compile_unavailable;
+  // Why these numbers may not be stored as the problem's baselines ("" when undisturbed):
+  // BaselineDisturbed's reason. A disturbed measurement may still serve the verdict it was
+  // interleaved with (its ratio cancels the disturbance), never a later one.
+  std::string disturbed;
+  double judge_wait_ms = 0;  // the judge's main thread waiting for a CPU during its batches
 };
 
 struct ExecResult {
@@ -143,13 +163,13 @@ struct ExecResult {
   std::vector<std::string> pytorch_ops;
   int64_t judge_peak_bytes = 0;  // the most device memory the judge held during the run
   int64_t candidate_peak_bytes = 0;  // the candidate process's (runs that end ok only)
+  // Eager and torch.compile timed in batches interleaved with the candidate's (A/B/A), on the
+  // same inputs and GPU minutes apart at most; absent unless ExecOptions::interleave_baselines.
+  std::optional<BaselineResult> baselines;
+  // The GPU's state when timing began and ended ({"start": {...}, "end": {...}}; NVML).
+  nlohmann::json gpu = nlohmann::json::object();
 };
 
-struct BaselineResult {
-  std::optional<TimingResult> eager;
-  std::optional<TimingResult> compiled;
-  std::string compile_unavailable;
-};
 
 // A fresh secret seed from the OS (positive, below 2^62 so JSON carries it exactly).
 uint64_t DrawSeed();

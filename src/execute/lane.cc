@@ -2,6 +2,7 @@
 
 #include <random>
 
+#include "execute/host_times.h"
 #include "execute/lane_impl.h"
 
 namespace kf::execute {
@@ -20,29 +21,45 @@ uint64_t DrawSeed() {
   return (s & ((uint64_t{1} << 62) - 1)) | 1;  // positive and JSON-safe
 }
 
+void ReadBatchReply(const nlohmann::json& r, BatchReply* reply) {
+  reply->device_ms = r.value("device_ms", std::vector<double>{});
+  reply->host_ms = r.value("host_ms", std::vector<double>{});
+  reply->hidden = r.value("hidden", 0);
+}
+
 Result<TimingResult> DriveTiming(const TimingOptions& opt, const BatchFn& batch) {
-  std::vector<double> warm;
+  TimingResult r;
+  r.delay_us = ChooseDelayUs({});
   if (opt.warmup_iters > 0) {
-    if (auto s = batch(0, opt.warmup_iters, &warm); !s.ok()) return s;
+    BatchReply warm;
+    if (auto s = batch({0, opt.warmup_iters, 0}, &warm); !s.ok()) return s;
+    // The first call pays for lazy initialisation: the later ones say what a call costs.
+    std::vector<double> host(warm.host_ms.begin() + (warm.host_ms.size() > 1 ? 1 : 0),
+                             warm.host_ms.end());
+    r.delay_us = ChooseDelayUs(host);
   }
   StoppingRule rule(opt);
-  TimingResult r;
+  std::vector<double> host_ms;
   auto t0 = std::chrono::steady_clock::now();
   while (int k = rule.Next(r.samples_ms)) {
-    std::vector<double> got;
-    if (auto s = batch(static_cast<int>(r.samples_ms.size()) + opt.warmup_iters, k, &got);
+    BatchReply got;
+    if (auto s = batch({static_cast<int>(r.samples_ms.size()) + opt.warmup_iters, k, r.delay_us},
+                       &got);
         !s.ok()) {
       return s;
     }
-    if (static_cast<int>(got.size()) != k) {
+    if (static_cast<int>(got.device_ms.size()) != k) {
       return Status::Internal("asked for " + std::to_string(k) + " timed calls, got " +
-                              std::to_string(got.size()));
+                              std::to_string(got.device_ms.size()));
     }
-    r.samples_ms.insert(r.samples_ms.end(), got.begin(), got.end());
+    r.samples_ms.insert(r.samples_ms.end(), got.device_ms.begin(), got.device_ms.end());
+    host_ms.insert(host_ms.end(), got.host_ms.begin(), got.host_ms.end());
+    r.hidden += got.hidden;
   }
   r.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   r.stop_reason = rule.reason();
   r.summary = Summarize(r.samples_ms);
+  r.host_ms = host_ms.empty() ? 0 : Summarize(host_ms).median_ms;
   return r;
 }
 
@@ -136,20 +153,27 @@ Result<std::vector<nlohmann::json>> Lane::Impl::PreparePool(const std::string& p
 }
 
 Result<double> Lane::Impl::NoopCost(const std::string& problem, int pool, uint64_t perturb_seed,
-                                    bool fresh) {
-  auto it = noop_ms_per_call.find(problem);
+                                    double delay_us, bool fresh) {
+  const auto key = std::make_pair(problem, delay_us);
+  auto it = noop_ms_per_call.find(key);
   if (it != noop_ms_per_call.end() && !fresh) return it->second;
   const int iters = 20;
   auto t0 = std::chrono::steady_clock::now();
   auto r = JudgeRequest(problem,
                         {{"op", "time"}, {"problem", problem}, {"mode", "noop"},
                          {"slots", PoolNames(pool)}, {"first", 0}, {"iters", iters},
-                         {"perturb_seed", perturb_seed}},
+                         {"perturb_seed", perturb_seed}, {"delay_us", delay_us}},
                         milliseconds(120000));
   if (!r.ok()) return r.status();
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  noop_ms_per_call.emplace(problem, ms / iters);  // keeps the first measurement
+  noop_ms_per_call.emplace(key, ms / iters);  // keeps the first measurement
   return ms / iters;
+}
+
+nlohmann::json Lane::Impl::GpuState(const std::string& problem) {
+  auto r = JudgeRequest(problem, {{"op", "gpu_state"}}, milliseconds(30000));
+  if (!r.ok() || !r->contains("state")) return nlohmann::json::object();
+  return (*r)["state"];
 }
 
 Result<BaselineResult> Lane::TimeBaselines(const ProblemInfo& problem, const TimingOptions& opt,
@@ -163,24 +187,34 @@ Result<BaselineResult> Lane::TimeBaselines(const ProblemInfo& problem, const Tim
   for (const char* mode : {"eager", "compile"}) {
     std::string unavailable;
     bool first_batch = true;
-    BatchFn batch = [&](int first, int iters, std::vector<double>* ms) -> Status {
+    HostTimes waited;
+    waited.ok = true;
+    BatchFn batch = [&](const BatchRequest& q, BatchReply* reply) -> Status {
       // torch.compile compiles on the first call: minutes, not seconds, on a cold cache.
       milliseconds timeout = first_batch ? milliseconds(900000) : milliseconds(300000);
       first_batch = false;
+      const HostTimes h0 = ReadHostTimes(m.judge.child.pid());
       auto r = m.JudgeRequest(problem_id,
                               {{"op", "time"}, {"problem", problem_id}, {"mode", mode},
-                               {"slots", PoolNames(pool_size)}, {"first", first},
-                               {"iters", iters}},
+                               {"slots", PoolNames(pool_size)}, {"first", q.first},
+                               {"iters", q.iters}, {"delay_us", q.delay_us}},
                               timeout);
       if (!r.ok()) return r.status();
       if (r->contains("unavailable")) {
         unavailable = (*r)["unavailable"].get<std::string>();
         return Status::NotFound(unavailable);
       }
-      *ms = (*r)["device_ms"].get<std::vector<double>>();
+      if (q.first > 0) waited += ReadHostTimes(m.judge.child.pid()) - h0;
+      ReadBatchReply(*r, reply);
       return Status::Ok();
     };
     auto t = DriveTiming(opt, batch);
+    if (t.ok() && out.disturbed.empty()) {
+      BaselineFacts f{t->summary, t->stop_reason, waited.ok ? waited.thread_wait_ms : 0,
+                      t->wall_ms, t->hidden_fraction(), m.opt.backend != "cpu"};
+      out.disturbed = BaselineDisturbed(f);
+      out.judge_wait_ms += f.wait_ms;
+    }
     if (!t.ok()) {
       if (std::string(mode) == "compile" && !unavailable.empty()) {
         out.compile_unavailable = unavailable;

@@ -12,11 +12,27 @@
 
 namespace kf::execute {
 
-// One timed batch: asked for `iters` calls starting at rotation index `first`; fills the
-// samples (device ms per call) or fails.
-using BatchFn = std::function<Status(int first, int iters, std::vector<double>* device_ms)>;
+// One timed batch: `iters` calls starting at rotation index `first`, each with a GPU sleep of
+// `delay_us` before its start event (ChooseDelayUs), so the host's latency in making the call
+// stays out of the interval.
+struct BatchRequest {
+  int first = 0;
+  int iters = 0;
+  double delay_us = 0;
+};
+// What the timed process reported: device ms per call, the host's ms per call (the forward's
+// Python and launches) and how many calls returned before the GPU reached their start event.
+struct BatchReply {
+  std::vector<double> device_ms;
+  std::vector<double> host_ms;
+  int hidden = 0;
+};
+using BatchFn = std::function<Status(const BatchRequest& request, BatchReply* reply)>;
+// Fills `reply` from a `time` reply of the judge or of a candidate host.
+void ReadBatchReply(const nlohmann::json& r, BatchReply* reply);
 
-// Warm-up, then batches until the stopping rule says stop. Returns samples and the wall time
+// Warm-up (no delay), the delay chosen from the warm-up's host times, then batches until the
+// stopping rule says stop. Returns samples, the delay, the hidden calls and the wall time
 // measured here around the timed batches.
 Result<TimingResult> DriveTiming(const TimingOptions& opt, const BatchFn& batch);
 
@@ -57,9 +73,9 @@ class Lane::Impl {
   DeviceInfo device;
   bool ready = false;
   int spawned = 0;
-  // The judge's measured cost of an empty timed call given fresh inputs, by problem: the
-  // inputs' size sets what rewriting them costs.
-  std::map<std::string, double> noop_ms_per_call;
+  // The judge's measured cost of an empty timed call given fresh inputs, by problem and GPU
+  // delay: the inputs' size sets what rewriting them costs, the delay what the GPU waits.
+  std::map<std::pair<std::string, double>, double> noop_ms_per_call;
 
   // A request to the judge that holds `problem`: `judge`, or the confined one of an untrusted
   // problem (forked and loaded first when it is not the current one; stopped when it dies or
@@ -80,7 +96,10 @@ class Lane::Impl {
   // `fresh` measures again now (the machine's load may have changed) without replacing the
   // first measurement, which later candidates keep using.
   Result<double> NoopCost(const std::string& problem, int pool, uint64_t perturb_seed,
-                          bool fresh = false);
+                          double delay_us, bool fresh = false);
+  // The GPU's clocks, temperature, power and throttle reasons now (the judge reads NVML);
+  // an empty object on the CPU or where NVML is missing.
+  nlohmann::json GpuState(const std::string& problem);
   ExecResult RunCandidate(const std::string& problem_id, const ProblemInfo& problem,
                           const std::string& code, const LoadInlineFn& load_inline,
                           const ExecOptions& opt);

@@ -6,6 +6,7 @@
 #include "common/rules.h"
 #include "execute/candidate_run.h"
 #include "execute/host_times.h"
+#include "execute/interleave.h"
 #include "execute/trial_plan.h"
 
 namespace kf::execute {
@@ -25,8 +26,14 @@ bool CandidateRun::Time() {
   // seed, and the judge checks the last call of each slot against its own rewrite.
   const uint64_t perturb_seed = ((seed_ ^ 0x7e57ab1e5eedULL) >> 2) | 1;
   std::vector<int64_t> last_index(names.size(), -1);
-  auto noop = lane_.NoopCost(problem_, pool_size, perturb_seed);
-  if (!noop.ok()) return Infra("the judge failed to calibrate timing: " + noop.status().message());
+  const json gpu_start = lane_.GpuState(problem_);
+  std::optional<InterleavedBaselines> baselines;
+  if (opt_.interleave_baselines) {
+    baselines.emplace(lane_, problem_, names);
+    if (Status s = baselines->Warm(opt_.timing.warmup_iters); !s.ok())
+      return Infra("the judge failed to time the reference: " + s.message());
+  }
+  Status baseline_error = Status::Ok();
   Result<json> last_reply = json();
   milliseconds last_timeout(0);
   double wall_sum = 0, reported_sum = 0;
@@ -39,7 +46,8 @@ bool CandidateRun::Time() {
   const auto timing_start = Clock::now();
   HostTimes waited;
   waited.ok = span0.ok;
-  BatchFn batch = [&](int first, int iters, std::vector<double>* ms) -> Status {
+  BatchFn batch = [&](const BatchRequest& q, BatchReply* reply) -> Status {
+    const int first = q.first, iters = q.iters;
     next_first = first + iters;
     last_iters = iters;
     // Generous: the stopping rule sized the batch at ~50 ms from measured call times.
@@ -51,16 +59,17 @@ bool CandidateRun::Time() {
                       {"buffers", *pool},
                       {"first", first},
                       {"iters", iters},
-                      {"perturb_seed", perturb_seed}},
+                      {"perturb_seed", perturb_seed},
+                      {"delay_us", q.delay_us}},
                      last_timeout);
     for (int64_t g = first; g < static_cast<int64_t>(first) + iters; ++g) {
       last_index[static_cast<size_t>(g) % names.size()] = g;
     }
     double wall = MsSince(t0);
     if (!last_reply.ok() || !last_reply->value("ok", false)) return Status::Internal("failed");
-    *ms = (*last_reply)["device_ms"].get<std::vector<double>>();
+    ReadBatchReply(*last_reply, reply);
     double sum = 0;
-    for (double v : *ms) sum += v;
+    for (double v : reply->device_ms) sum += v;
     if (first > 0) {  // warm-up calls are not bounded: they include lazy initialisation
       wall_sum += wall;
       reported_sum += sum;
@@ -71,9 +80,16 @@ bool CandidateRun::Time() {
     if (sum > wall * 1.02 + 1.0)
       return Status::Invalid("reported " + FormatNumber(sum) + " ms of calls in " +
                              FormatNumber(wall) + " ms of wall time");
+    // A/B/A: the reference's batches right after each of the candidate's timed ones.
+    if (baselines && first > 0 && baseline_error.ok()) {
+      baseline_error = baselines->After(q);
+      if (!baseline_error.ok()) return Status::Internal("the reference's timing failed");
+    }
     return Status::Ok();
   };
   auto t = DriveTiming(opt_.timing, batch);
+  if (!baseline_error.ok())
+    return Infra("the judge failed to time the reference: " + baseline_error.message());
   if (!t.ok()) {
     if (t.status().code() == Code::kInvalidArgument) {
       return Cheat("H08", "timing was tampered with: " + t.status().message());
@@ -81,7 +97,10 @@ bool CandidateRun::Time() {
     return Failed("timing", "the timed calls", last_reply, last_timeout);
   }
   // The wall-clock bound (JudgeWallClock): what the clock saw per call, less the measured
-  // cost of an empty timed call, cannot be more than twice what the candidate reports.
+  // cost of an empty timed call with the same GPU delay, cannot be more than twice what the
+  // candidate reports.
+  auto noop = lane_.NoopCost(problem_, pool_size, perturb_seed, t->delay_us);
+  if (!noop.ok()) return Infra("the judge failed to calibrate timing: " + noop.status().message());
   double net = calls > 0 ? wall_sum / calls - *noop : 0;
   double reported_mean = calls > 0 ? reported_sum / calls : 0;  // of the batches `net` is of
   auto escaped = [&] { return BeyondBound(net, t->summary.median_ms); };
@@ -98,17 +117,19 @@ bool CandidateRun::Time() {
   // stretches the wall clock past what the kernels took; the empty-call calibration may have
   // been measured under another load. A gap that is the candidate's is there every time, load
   // comes and goes: before calling it a cheat, measure the empty call and a batch of real
-  // calls again, up to three times, and keep the smallest gap.
+  // calls again, up to three times, each with twice the GPU delay before it (host latency
+  // the delay did not cover shows as a gap too), and keep the smallest gap.
   for (int round = 0; round < 3 && escaped(); ++round) {
-    auto again = lane_.NoopCost(problem_, pool_size, perturb_seed, /*fresh=*/true);
+    const double delay = std::min(kMaxDelayUs, t->delay_us * (2 << round));
+    auto again = lane_.NoopCost(problem_, pool_size, perturb_seed, delay, /*fresh=*/true);
     if (!again.ok())
       return Infra("the judge failed to calibrate timing: " + again.status().message());
     wall_sum = 0;
     reported_sum = 0;
     calls = 0;
     waited = HostTimes{true};
-    std::vector<double> ms;
-    Status s = batch(next_first, std::max(last_iters, 20), &ms);
+    BatchReply ms;
+    Status s = batch({next_first, std::max(last_iters, 20), delay}, &ms);
     if (s.code() == Code::kInvalidArgument)
       return Cheat("H08", "timing was tampered with: " + s.message());
     if (!s.ok()) return Failed("timing", "the timed calls", last_reply, last_timeout);
@@ -185,6 +206,8 @@ bool CandidateRun::Time() {
   }
   if (wrong.empty()) {
     out_.timing = *t;
+    out_.gpu = {{"start", gpu_start}, {"end", lane_.GpuState(problem_)}};
+    if (baselines) out_.baselines = baselines->Result();
     return true;
   }
   // Right in the correctness trials, wrong when timed. Decide by what runs whether it behaves

@@ -21,6 +21,10 @@ double Nu(const Verdict& v, const RewardOptions& opt) {
   if (!s || !std::isfinite(*s)) {
     return 1;
   }
+  if (opt.significance) {
+    const auto& ci = opt.against_compile ? v.speedup_vs_compile_ci : v.speedup_vs_eager_ci;
+    if (!ci || !(ci->lo > 1)) return 1;  // not shown faster: no bonus
+  }
   return *s;
 }
 

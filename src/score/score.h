@@ -14,6 +14,9 @@ struct RewardOptions {
   double lambda = 0.5;           // weight of the speedup bonus
   double nu_max = 4.0;           // the bonus is capped at lambda * nu_max
   bool against_compile = false;  // false: speedup vs eager (the default), true: vs torch.compile
+  // The bonus counts only when the speedup's 95% interval lies above 1 (a verdict without an
+  // interval earns none); false: the point estimate alone, as before verdict format 8.
+  bool significance = true;
 };
 
 // The reward for a verdict whose status, trials and speedups are filled in; nullopt for

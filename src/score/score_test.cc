@@ -22,6 +22,8 @@ Verdict Passing(double speedup_vs_eager) {
   v.candidate_ms = TimingSummary{0.25, 0.24, 0.27, 120};
   v.eager_ms = 0.25 * speedup_vs_eager;
   v.speedup_vs_eager = speedup_vs_eager;
+  // A tight interval: the speedup is what it says (RewardTest.BonusNeedsTheIntervalAboveOne).
+  v.speedup_vs_eager_ci = SpeedupInterval{speedup_vs_eager * 0.97, speedup_vs_eager * 1.03};
   return v;
 }
 
@@ -80,6 +82,23 @@ TEST(RewardTest, SpeedupBonus) {
   EXPECT_DOUBLE_EQ(*Reward(Passing(0.3)), 1.0);   // slower than eager: correct, no bonus
 }
 
+// A speedup whose interval reaches down to 1 or below was not shown: no bonus, whatever the
+// point estimate says; the same verdict with a tight interval gets it, and --no-significance
+// (significance = false) pays the point estimate as before.
+TEST(RewardTest, BonusNeedsTheIntervalAboveOne) {
+  Verdict v = Passing(1.6);
+  EXPECT_DOUBLE_EQ(*Reward(v), 1.3);
+  v.speedup_vs_eager_ci = SpeedupInterval{0.9, 2.4};  // a noisy measurement
+  EXPECT_DOUBLE_EQ(*Reward(v), 1.0);
+  v.speedup_vs_eager_ci.reset();  // no interval (the reference not timed beside it)
+  EXPECT_DOUBLE_EQ(*Reward(v), 1.0);
+  RewardOptions old;
+  old.significance = false;
+  EXPECT_DOUBLE_EQ(*Reward(v, old), 1.3);
+  v.speedup_vs_eager_ci = SpeedupInterval{1.0, 1.2};  // the lower end must be above 1
+  EXPECT_DOUBLE_EQ(*Reward(v), 1.0);
+}
+
 TEST(RewardTest, UnknownSpeedupEarnsNoBonus) {
   Verdict v = Passing(2.0);
   v.speedup_vs_eager.reset();
@@ -93,6 +112,7 @@ TEST(RewardTest, UnknownSpeedupEarnsNoBonus) {
 TEST(RewardTest, AgainstCompileAndCustomOptions) {
   Verdict v = Passing(4.0);
   v.speedup_vs_compile = 1.5;
+  v.speedup_vs_compile_ci = SpeedupInterval{1.4, 1.6};
   RewardOptions opt;
   opt.against_compile = true;
   EXPECT_DOUBLE_EQ(*Reward(v, opt), 1.25);

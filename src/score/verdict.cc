@@ -152,6 +152,20 @@ bool StatusFromName(const std::string& name, VerdictStatus* out) {
   return false;
 }
 
+static json IntervalJson(const std::optional<SpeedupInterval>& i) {
+  if (!i) return nullptr;
+  return json::array({i->lo, i->hi});
+}
+
+// [lo, hi] or null (verdicts stored before format 8 have neither).
+static std::optional<SpeedupInterval> IntervalFrom(const json& parent, const char* key) {
+  auto it = parent.find(key);
+  if (it == parent.end() || !it->is_array() || it->size() != 2 || !(*it)[0].is_number() ||
+      !(*it)[1].is_number())
+    return std::nullopt;
+  return SpeedupInterval{(*it)[0].get<double>(), (*it)[1].get<double>()};
+}
+
 json ToJson(const Verdict& v) {
   json stages = json::array();
   for (const StageRecord& s : v.stages) {
@@ -191,7 +205,9 @@ json ToJson(const Verdict& v) {
       {"timing", std::move(timing)},
       {"speedup",
        {{"vs_eager", OptionalNumber(v.speedup_vs_eager)},
-        {"vs_compile", OptionalNumber(v.speedup_vs_compile)}}},
+        {"vs_compile", OptionalNumber(v.speedup_vs_compile)},
+        {"vs_eager_ci", IntervalJson(v.speedup_vs_eager_ci)},
+        {"vs_compile_ci", IntervalJson(v.speedup_vs_compile_ci)}}},
       {"reward", OptionalNumber(v.reward)},
       {"diagnostics", std::move(diagnostics)},
       {"feedback", v.feedback},
@@ -289,6 +305,8 @@ bool VerdictFromJson(const json& j, Verdict* v, std::string* error) {
   if (const json* s = r.Object(j, "speedup")) {
     r.OptDouble(*s, "vs_eager", &out.speedup_vs_eager);
     r.OptDouble(*s, "vs_compile", &out.speedup_vs_compile);
+    out.speedup_vs_eager_ci = IntervalFrom(*s, "vs_eager_ci");
+    out.speedup_vs_compile_ci = IntervalFrom(*s, "vs_compile_ci");
   }
   if (r.ok()) {
     r.OptDouble(j, "reward", &out.reward);

@@ -41,6 +41,12 @@ struct TimingSummary {
   int n = 0;
 };
 
+// A 95% interval of a speedup (execute::RatioInterval over interleaved samples).
+struct SpeedupInterval {
+  double lo = 0;
+  double hi = 0;
+};
+
 struct Verdict {
   std::string problem_id;
   std::string problem_hash;
@@ -62,6 +68,9 @@ struct Verdict {
   std::string compile_unavailable;  // why there is no torch.compile time, when there is none
   std::optional<double> speedup_vs_eager;
   std::optional<double> speedup_vs_compile;
+  // Absent when the reference was not timed beside the candidate (or too few calls were).
+  std::optional<SpeedupInterval> speedup_vs_eager_ci;
+  std::optional<SpeedupInterval> speedup_vs_compile_ci;
   std::optional<double> reward;  // absent for infra_error
   std::vector<Diagnostic> diagnostics;
   std::string feedback;
