@@ -18,8 +18,9 @@ holds only if it holds in every draw. Per input tensor (by position):
     sorted        non-decreasing ("ascending") or non-increasing ("descending") along the last dim
 
 Large tensors are checked on a bounded sample (SAMPLE_ELEMENTS elements of whole rows of the
-last dim, from a few leading slices), the same positions in every draw, so inference costs
-little memory and time whatever the problem's sizes. Non-tensor inputs have no contract.
+last dim, from a few leading slices; a longer row is cut to its first SAMPLE_ELEMENTS values and
+then no row sum is inferred), the same positions in every draw, so inference costs little
+memory and time whatever the problem's sizes. Non-tensor inputs have no contract.
 """
 import torch
 
@@ -45,8 +46,12 @@ def _pick(n, k):
 
 
 def sample(x):
-    """A bounded sample of x: (values (b, r, cols), the rows' indices, the batches' indices)."""
+    """A bounded sample of x: (values (b, r, cols), the rows' indices, the batches' indices).
+    Rows longer than SAMPLE_ELEMENTS are cut to their first SAMPLE_ELEMENTS columns (see
+    partial_rows)."""
     p = _plane(x)
+    if p.shape[2] > SAMPLE_ELEMENTS:
+        p = p[:, :, :SAMPLE_ELEMENTS]
     b, r, c = p.shape
     per_row = max(c, 1)
     rows_budget = max(SAMPLE_ELEMENTS // per_row, 1)
@@ -97,7 +102,7 @@ class _Facts:
         self.row_sum_one = False
         self.ascending = self.descending = False
         if c >= 2:
-            if self.is_float and finite and self.min >= 0:
+            if self.is_float and finite and self.min >= 0 and x.shape[-1] <= SAMPLE_ELEMENTS:
                 self.row_sum_one = bool(((s.sum(-1) - 1).abs() <= ROW_SUM_TOL).all())
             d = s[..., 1:] - s[..., :-1]
             self.ascending = bool((d >= 0).all())

@@ -250,15 +250,16 @@ class Problem:
             for k, v in saved.items():
                 setattr(self.module, k, v)
 
-    def contract(self, first=None):
+    def contract(self, first_facts=None):
         """The input contract (contract.py): per input, the invariants every one of
-        CONTRACT_DRAWS seeded draws satisfies. `first` is the draw at init_seed + 1 when the
-        caller has it (the load's own draw, not made again)."""
+        CONTRACT_DRAWS seeded draws satisfies, drawn one at a time. `first_facts` is what the
+        draw at init_seed + 1 showed when the caller has it (the load's own draw, not made
+        again)."""
         if self._contract is None:
             facts = []
             for k in range(CONTRACT_DRAWS):
-                if k == 0 and first is not None:
-                    facts.append(contract.facts_of(first))
+                if k == 0 and first_facts is not None:
+                    facts.append(first_facts)
                     continue
                 seed = self.init_seed + (1 if k == 0 else k + 2)
                 torch.manual_seed(seed)
@@ -496,10 +497,11 @@ class Judge:
         p = self._load(msg)
         inputs = p.draw(int(msg["init_seed"]) + 1, False)
         in_meta, in_bytes = [_meta(x) for x in inputs], _nbytes(inputs)
-        p.contract(first=inputs)
+        first_facts = contract.facts_of(inputs)  # small: samples only
         refs = p.reference(inputs, copy=False)
         out_meta, out_bytes = [_meta(r) for r in refs], _nbytes(refs)
         del inputs, refs
+        p.contract(first_facts=first_facts)  # its other draws one at a time, this one freed
         for i in range(len(p.variants)):
             try:
                 p.reference(p.draw(int(msg["init_seed"]) + 2, False, i), copy=False)
