@@ -13,7 +13,7 @@ import traceback
 
 import torch
 
-from . import sandbox, transport
+from . import contract, sandbox, transport
 from .channel import Channel
 from .common import Perturber, as_list, device_sync, load_extension, parse_fd, redirect_output
 
@@ -36,6 +36,10 @@ CACHE_SLACK_BYTES = 1 << 30
 MODELS_SHARE = 1 / 8
 # Failure details of large outputs are computed this many elements at a time, in float64.
 COMPARE_CHUNK = 1 << 24
+# The input contract (contract.py) is inferred from this many seeded draws of get_inputs(): the
+# load's own draw (seed init_seed + 1) and draws at init_seed + 3, + 4, ... (+ 2 is the shape
+# variants' check), one at a time.
+CONTRACT_DRAWS = 4
 
 
 def _nbytes(values):
@@ -219,6 +223,9 @@ class Problem:
         self.compiled = None
         self.compile_error = None
         self.slots = {}
+        # The invariants of the problem's inputs (contract.py), kept in the load message so a
+        # problem loaded again after being set aside does not draw them again.
+        self._contract = msg.get("contract")
         # Other sizes the problem declares valid (H19): module globals to set while drawing,
         # e.g. KFORGE_SHAPE_VARIANTS = [{"batch_size": 3, "dim": 1000}].
         self.variants = list(getattr(module, "KFORGE_SHAPE_VARIANTS", []) or [])
@@ -243,15 +250,42 @@ class Problem:
             for k, v in saved.items():
                 setattr(self.module, k, v)
 
+    def contract(self, first_facts=None):
+        """The input contract (contract.py): per input, the invariants every one of
+        CONTRACT_DRAWS seeded draws satisfies, drawn one at a time. `first_facts` is what the
+        draw at init_seed + 1 showed when the caller has it (the load's own draw, not made
+        again)."""
+        if self._contract is None:
+            facts = []
+            for k in range(CONTRACT_DRAWS):
+                if k == 0 and first_facts is not None:
+                    facts.append(first_facts)
+                    continue
+                seed = self.init_seed + (1 if k == 0 else k + 2)
+                torch.manual_seed(seed)
+                inputs = self._get_inputs(None)
+                facts.append(contract.facts_of(inputs))
+                del inputs
+            self._contract = contract.infer_from(facts)
+            self.msg["contract"] = self._contract
+        return self._contract
+
+    def signed_skip(self):
+        """Why the signed trial does not run (no input may take signed values), or None."""
+        c = self.contract()
+        return None if any(contract.can_sign(x) for x in c) else contract.why_unsigned(c)
+
     def draw(self, seed, signed, variant=None):
         torch.manual_seed(seed)
         inputs = self._get_inputs(variant)
         inputs = [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in inputs]
         if signed:
-            # Same shapes, values of both signs: catches kernels that only work on the
-            # problem's own input distribution (ReLU of non-negative inputs, say).
-            inputs = [torch.randn_like(x) if isinstance(x, torch.Tensor) and x.is_floating_point()
-                      else x for x in inputs]
+            # Values of both signs where the problem's contract allows them: catches kernels
+            # that only work on part of the inputs the problem can produce. Inputs that are
+            # non-negative (integral, ...) in every draw keep this fresh draw's own values.
+            signed_inputs = contract.signed(inputs, self.contract())
+            if signed_inputs is not None:
+                inputs = signed_inputs
         return inputs
 
     def inputs_of(self, recipe):
@@ -261,7 +295,7 @@ class Problem:
         inputs = self.draw(int(recipe["seed"]), bool(recipe.get("signed")),
                            None if variant is None else int(variant))
         if recipe.get("swap_seed"):
-            inputs = swap_some(inputs, recipe["swap_seed"])
+            inputs = swap_some(inputs, recipe["swap_seed"], self.contract())
         return inputs
 
     def reference(self, inputs, copy=True):
@@ -294,26 +328,9 @@ class Problem:
         self.slots = {}
 
 
-def swap_some(inputs, seed, pairs=16):
-    """The same inputs with a few pairs of elements swapped in each tensor (H06): the values,
-    their sum and their range are unchanged, so a cache keyed on a sample or a checksum of the
-    contents finds its old entry and replays a wrong answer."""
-    g = torch.Generator()
-    g.manual_seed(int(seed))
-    out = []
-    for x in inputs:
-        if isinstance(x, torch.Tensor) and x.numel() >= 2:
-            y = x.clone(memory_format=torch.contiguous_format)
-            flat = y.view(-1)
-            idx = torch.randint(0, flat.numel(), (2 * pairs,), generator=g).to(y.device)
-            a, b = idx[:pairs], idx[pairs:]
-            va = flat[a].clone()
-            flat[a] = flat[b]
-            flat[b] = va
-            out.append(y)
-        else:
-            out.append(x)
-    return out
+def swap_some(inputs, seed, input_contract=None, pairs=16):
+    """A few pairs of values swapped in each input, inside its contract (contract.swap_some)."""
+    return contract.swap_some(inputs, seed, input_contract, pairs)
 
 
 def _finite(refs):
@@ -480,9 +497,11 @@ class Judge:
         p = self._load(msg)
         inputs = p.draw(int(msg["init_seed"]) + 1, False)
         in_meta, in_bytes = [_meta(x) for x in inputs], _nbytes(inputs)
+        first_facts = contract.facts_of(inputs)  # small: samples only
         refs = p.reference(inputs, copy=False)
         out_meta, out_bytes = [_meta(r) for r in refs], _nbytes(refs)
         del inputs, refs
+        p.contract(first_facts=first_facts)  # its other draws one at a time, this one freed
         for i in range(len(p.variants)):
             try:
                 p.reference(p.draw(int(msg["init_seed"]) + 2, False, i), copy=False)
@@ -513,6 +532,10 @@ class Judge:
         # Variant 0 is a variant: keep every key that is present, falsy or not.
         recipe = {k: msg[k] for k in ("signed", "variant", "swap_seed") if msg.get(k) is not None}
         recipe["seed"] = int(msg["seed"])
+        if msg.get("signed"):
+            why = p.signed_skip()
+            if why is not None:
+                return {"ok": True, "skip": why}
         inputs = p.inputs_of(recipe)
         if p.slots.get(msg["slot"]) is not None:
             p.slots[msg["slot"]].drop()  # its kept copies are stale: room for this draw

@@ -19,7 +19,14 @@ trivial answers are tried against it with the judge's allclose and default toler
     nonfinite_output  the reference itself has NaN or Inf
     load_error        the problem could not be loaded or run
 
-One JSON line per problem on stdout: {"problem", "ok", "findings": [{"code", "message"}]}.
+Each problem's input contract is printed too: per input, the invariants every draw of
+get_inputs() satisfies (contract.py: non-negative, in [0, 1), integral, integer range, fixed
+zero pattern or triangular, symmetric, rows summing to 1, sorted), which the judge's perturbed
+trials keep. A problem none of whose inputs may be signed says so: its signed trial is skipped.
+
+One JSON line per problem on stdout: {"problem", "ok", "findings": [{"code", "message"}],
+"contract": [{"input", "dtype", "shape", invariants..., "text"} or {"input", "text"} for a
+non-tensor], "signed_trial": "runs" or why it is skipped}.
 Exit status 0 whatever the findings (2 on a usage error).
 """
 import argparse
@@ -32,6 +39,7 @@ import traceback
 
 import torch
 
+from . import contract
 from .common import as_list
 
 # The judge's default tolerances (judge.TOLERANCE); atol = rtol.
@@ -207,7 +215,26 @@ def lint_problem(path, device="cpu", seeds=DRAW_SEEDS):
             if len({tuple(r.shape) for r in refs}) != 1:
                 continue
             findings.extend(check_output(k, refs, inputs_per_draw, n > 1))
-    return {"problem": path, "ok": not findings, "findings": findings}
+    result = {"problem": path, "ok": not findings, "findings": findings}
+    result.update(contract_of(inputs_per_draw))
+    return result
+
+
+def contract_of(inputs_per_draw):
+    """The input contract from the lint's own draws, as the JSON line carries it."""
+    try:
+        c = contract.infer(inputs_per_draw)
+    except Exception as e:  # the contract is information: a failure here flags nothing
+        return {"contract_error": "%s: %s" % (type(e).__name__, e)}
+    entries = []
+    for i, x in enumerate(c):
+        e = {"input": i}
+        e.update(x or {})
+        e["text"] = contract.describe(x)
+        entries.append(e)
+    signable = any(contract.can_sign(x) for x in c)
+    return {"contract": entries,
+            "signed_trial": "runs" if signable else "skipped: " + contract.why_unsigned(c)}
 
 
 def main(argv=None):

@@ -1,6 +1,7 @@
 // kforge lint-problems: flags problems that a trivial answer passes (zeros, a constant, an
-// input, a subsample) or whose output varies less than the tolerance. The checks run in the
-// Python runner (they need PyTorch); this command runs it and reports.
+// input, a subsample) or whose output varies less than the tolerance, and prints each
+// problem's input contract (the invariants the judge's perturbed trials keep). The checks run
+// in the Python runner (they need PyTorch); this command runs it and reports.
 #include <unistd.h>
 
 #include <cstdio>
@@ -71,6 +72,14 @@ int RunLint(const LintFlags& f) {
     for (const auto& finding : j.value("findings", nlohmann::json::array())) {
       std::cout << "      " << finding.value("code", "") << ": " << finding.value("message", "")
                 << "\n";
+    }
+    // The input contract the judge's perturbed trials keep (information, flags nothing).
+    for (const auto& c : j.value("contract", nlohmann::json::array())) {
+      std::cout << "      input " << c.value("input", 0) << ": " << c.value("text", "") << "\n";
+    }
+    const std::string signed_trial = j.value("signed_trial", "");
+    if (!signed_trial.empty() && signed_trial != "runs") {
+      std::cout << "      signed trial " << signed_trial << "\n";
     }
   }
   unlink(out_path);

@@ -119,8 +119,17 @@ const std::vector<Rule>& Rules() {
       {"H17", "forge-result",
        "writes its own result to the result channel, or exits early with success",
        "results are produced and validated by the judge; a candidate that exits before reporting "
-       "is runtime_error; static ban on exiting and writing to stdout",
+       "is runtime_error; static ban on exiting and writing to stdout in Python (an exit in an "
+       "except branch, and abort()/exit() in kernel sources, are only noted: H17_note)",
        "Never exit, print or write to the harness's channels; return the outputs from forward."},
+      {"H17_note", "exit on an error path (note)",
+       "abort()/exit() in kernel sources (an error check), or a Python exit call inside an except "
+       "branch",
+       "nothing by itself: what runs decides (a process that exits during a call is "
+       "runtime_error, and its result is never read)",
+       "An error check may stop the process, but only on a real error: a kernel that exits "
+       "during a call fails with a runtime error. Prefer raising (TORCH_CHECK) to exiting.",
+       true},
       {"H18", "l2-persist",
        "pins data in L2 with a persisting access window so the flush misses it",
        "persisting L2 is reset and its limit zeroed before each timed call; static ban on "

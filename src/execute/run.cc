@@ -168,7 +168,12 @@ bool CandidateRun::Trials(const ProblemInfo& problem) {
     auto p = lane_.JudgeRequest(problem_, prep, milliseconds(300000));
     out_.prepare_ms += MsSince(tp);
     if (!p.ok()) return Infra("the judge failed to prepare a trial: " + p.status().message());
-    if (p->contains("skip")) continue;
+    if (p->contains("skip")) {
+      // Not run, and not counted: the record says why (the signed trial of a problem whose
+      // inputs may not be signed, or whose reference is not finite on signed inputs).
+      out_.trials.push_back({{"label", label}, {"skipped", p->value("skip", "")}});
+      continue;
+    }
     ++out_.trials_total;
     json call = {{"op", "call"}, {"slot", slot}, {"buffers", (*p)["slot"]}};
     const bool profiled = opt_.runtime_rules && i == 0;

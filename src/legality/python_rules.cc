@@ -137,6 +137,7 @@ class PythonRules {
       if (Banned b = BannedPythonPath(canon, ctx_.opt().fp32_problem)) {
         // `x.dtype == torch.float16` asks what a tensor is; it computes nothing in half.
         if (b.code == std::string("H13") && Compared(i, end)) return;
+        if (ExitOnErrorPath(b, s, tk, chain)) return;
         Flag(b.code, tk, "using " + chain + " (" + b.what + ") is not allowed");
         return;
       }
@@ -153,10 +154,33 @@ class PythonRules {
     }
     if (ctx_.Binds(root)) return;
     if (Banned b = BannedBuiltin(root)) {
+      if (ExitOnErrorPath(b, s, tk, root)) return;
       Flag(b.code, tk, "using " + root + " (" + b.what + ") is not allowed");
       return;
     }
     if (end < static_cast<int>(t_.size()) && IsOp(t_[end], "(")) DynamicLookup(i, chain, end);
+  }
+
+  // An exit (sys.exit, os._exit, exit...) inside an except branch is an error path, not proof
+  // of a forged result: noted (H17_note). If it runs during a call the process is gone before
+  // it reports (runtime_error), and the branch running at all is watched (H03).
+  bool ExitOnErrorPath(const Banned& b, const extract::Statement& s, const Token& at,
+                       const std::string& name) {
+    if (b.code != std::string("H17") || b.what != std::string("exiting the process")) return false;
+    const auto& st = ctx_.m().statements;
+    bool in_except = false;
+    for (int p = s.parent; p >= 0 && p < static_cast<int>(st.size()); p = st[p].parent) {
+      if (IsKeyword(t_[st[p].begin], "except")) {
+        in_except = true;
+        break;
+      }
+    }
+    if (!in_except) return false;
+    ctx_.Report("H17_note", at.line, at.col,
+                "calling " + name + " in an except branch (an exit on an error path: a process "
+                "that exits during a call is runtime_error)",
+                ctx_.Hint("H17_note"), Severity::kInfo);
+    return true;
   }
 
   // Assignments to these configure PyTorch without changing any result or timer: not H08.

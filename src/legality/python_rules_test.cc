@@ -72,6 +72,19 @@ TEST(PythonRulesTest, HarnessStateAndEscapes) {
             "H20:9 H20:10 H20:11");
   EXPECT_EQ(Findings("import os\nos.system('ls')\nos.execv('/bin/sh', [])\n"), "H20:10 H20:11");
   EXPECT_EQ(Findings("import sys\nsys.exit(0)\n"), "H17:10");
+}
+
+// An exit inside an except branch is an error path: noted (H17_note), decided by what runs.
+TEST(PythonRulesTest, ExitOnAnErrorPathIsOnlyNoted) {
+  EXPECT_EQ(Findings("import sys\ntry:\n    x = 1\nexcept Exception:\n    print('failed')\n"
+                     "    sys.exit(1)\n"),
+            "H03_guard:10 H17_note:14");
+  EXPECT_EQ(Findings("try:\n    x = 1\nexcept Exception:\n    if x:\n        exit(1)\n"),
+            "H03_guard:9 H17_note:13");
+  // Outside an except branch it stays a finding, and writing stdout in one does too.
+  EXPECT_EQ(Findings("import os\nif True:\n    os._exit(0)\n"), "H17:11");
+  EXPECT_EQ(Findings("import sys\ntry:\n    x = 1\nexcept Exception:\n    sys.stdout.write('ok')\n"),
+            "H03_guard:10 H17:13");
   EXPECT_EQ(Findings(WithForward("        return ext.f(x.frame.f_back)\n")), "H16:13");
 }
 

@@ -22,6 +22,18 @@ std::string Findings(const std::string& kernel, LegalityOptions opt = {}) {
   return testing::Summary(Check(extract::Extract(WithKernel(kernel)), opt));
 }
 
+// A CUDA error check that prints and aborts is not proof of a forged result: noted only; a
+// process that exits during a call ends runtime_error.
+TEST(SourceRulesTest, ExitInAnErrorCheckIsOnlyNoted) {
+  EXPECT_EQ(Findings("#include <cstdio>\n"
+                     "#include <cstdlib>\n"
+                     "void check(int err) {\n"
+                     "  if (err) { printf(\"error %d\\n\", err); abort(); }\n"
+                     "  if (err > 1) std::exit(1);\n"
+                     "}\n"),
+            "H17_note:8 H17_note:9");
+}
+
 TEST(SourceRulesTest, HonestKernelPasses) {
   EXPECT_EQ(
       Findings(

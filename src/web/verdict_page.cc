@@ -144,6 +144,11 @@ std::string TrialsTable(const Verdict& v) {
        "error</th><th>max rel error</th><th>elements wrong</th><th>first wrong at</th></tr>";
   for (const auto& t : trials) {
     if (!t.is_object()) continue;
+    if (t.contains("skipped")) {  // a trial not run: the reason in place of its numbers
+      o += "<tr class=\"skip\"><td>" + H(JStr(t, "label")) +
+           "</td><td>skipped</td><td colspan=\"4\">" + H(JStr(t, "skipped")) + "</td></tr>";
+      continue;
+    }
     const bool pass = JBool(t, "pass");
     auto num = [&](const char* k) {
       auto it = t.find(k);

@@ -118,7 +118,19 @@ class LintTest(unittest.TestCase):
         self.assertEqual([os.path.basename(l["problem"]) for l in lines], ["softmax.py", "const_zero.py"])
         self.assertEqual([l["ok"] for l in lines], [True, False])
         for l in lines:
-            self.assertEqual(set(l), {"problem", "ok", "findings"})
+            self.assertEqual(set(l), {"problem", "ok", "findings", "contract", "signed_trial"})
+
+    def test_contract_reported(self):
+        # relu_of_rand draws torch.rand: non-negative, in [0, 1); its signed trial is skipped.
+        c = self.results["relu_of_rand.py"]["contract"]
+        self.assertEqual(len(c), 1)
+        self.assertTrue(c[0]["nonnegative"] and c[0]["unit"] and c[0]["unit_open"])
+        self.assertIn("in [0, 1)", c[0]["text"])
+        self.assertTrue(self.results["relu_of_rand.py"]["signed_trial"].startswith("skipped"))
+        # randn: nothing holds, and the signed trial runs.
+        c = self.results["softmax.py"]["contract"]
+        self.assertEqual(set(c[0]) - {"input", "dtype", "shape", "text"}, set(), c)
+        self.assertEqual(self.results["softmax.py"]["signed_trial"], "runs")
 
 
 if __name__ == "__main__":

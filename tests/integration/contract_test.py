@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Trials inside the problem's input contract, and exits decided by what runs (CPU backend,
+end to end; docs/PROTOCOL.md "correctness", docs/RULES.md H17_note). Each candidate in
+tests/integration/contract/ must end as its header says (`kforge-expect`, `kforge-rule`):
+
+  tril_lower_only       ok: skips the terms that are zero for lower-triangular inputs; the
+                        swapped trial keeps the zeros, the signed one too
+  rowsum_sequential     ok: a long sum of torch.rand values in another order; the signed
+                        trial is skipped, and the verdict says why
+  tril_missing_diagonal incorrect: wrong on inputs the problem produces
+  tril_replay_cache     cheat H06: the swapped trial still changes the values
+  relu_abort_check      ok: abort() on an error path that never runs is a note (H17_note)
+  relu_abort_fires      runtime_error: the abort runs during a call
+
+and `kforge lint-problems` prints the two problems' contracts.
+
+Usage: contract_test.py --kforge build/kforge [--python /usr/bin/python3]
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from evalcli import check
+import evalcli
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FOLDER = os.path.join(HERE, "contract")
+HEADER = re.compile(r"^# kforge-(problem|expect|rule): *(\S[^\n]*?) *$", re.M)
+
+
+def candidates():
+    for name in sorted(os.listdir(FOLDER)):
+        path = os.path.join(FOLDER, name)
+        with open(path) as f:
+            meta = dict(HEADER.findall(f.read()))
+        if "expect" in meta:
+            yield name, path, os.path.normpath(os.path.join(FOLDER, meta["problem"])), meta
+
+
+def trial(v, label):
+    for st in v.get("stages", []):
+        if st["name"] == "correctness":
+            for t in st.get("trials", []):
+                if t.get("label") == label:
+                    return t
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kforge", required=True)
+    ap.add_argument("--python", default=os.environ.get("KFORGE_PYTHON", "/usr/bin/python3"))
+    a = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="kforge-contract-test.")
+    cache = os.environ.get("KFORGE_TEST_CACHE") or os.path.join(tmp, "cache")
+    verdicts = {}
+    for name, path, problem, meta in candidates():
+        v = evalcli.evaluate(a.kforge, a.python, cache, problem, path)
+        verdicts[name] = v
+        codes = [(d["code"], d["severity"]) for d in v["diagnostics"]]
+        print("%-26s %-14s %s" % (name, v["status"], codes))
+        check(v["status"] == meta["expect"], "%s: want %s, got %s: %s"
+              % (name, meta["expect"], v["status"], v.get("feedback", "")[:1500]))
+        if meta.get("rule"):
+            errors = [d["code"] for d in v["diagnostics"] if d["severity"] == "error"]
+            check(meta["rule"] in errors, "%s: rule %s not named: %s" % (name, meta["rule"], errors))
+
+    v = verdicts.get("tril_lower_only.py")
+    if v:
+        for label in ("seed 1, values swapped", "signed inputs"):
+            t = trial(v, label)
+            check(t is not None and t.get("pass") is True,
+                  "tril_lower_only: the %r trial ran and passed: %s" % (label, t))
+    v = verdicts.get("rowsum_sequential.py")
+    if v:
+        t = trial(v, "signed inputs")
+        check(t is not None and "non-negative" in t.get("skipped", ""),
+              "rowsum_sequential: the signed trial is recorded as skipped, with why: %s" % t)
+        check(v["correct_trials"]["passed"] == v["correct_trials"]["total"] == 4,
+              "rowsum_sequential: a skipped trial is not counted: %s" % v["correct_trials"])
+    for name in ("relu_abort_check.py", "relu_abort_fires.py"):
+        v = verdicts.get(name)
+        if v:
+            check(not any(d["code"] == "H17" for d in v["diagnostics"]),
+                  "%s: abort() in the kernel source is not H17 by itself" % name)
+    v = verdicts.get("relu_abort_check.py")
+    if v:
+        check(any(d["code"] == "H17_note" and d["severity"] == "info" for d in v["diagnostics"]),
+              "relu_abort_check: the abort() is noted (H17_note)")
+
+    # lint-problems prints the contracts.
+    p = subprocess.run([a.kforge, "lint-problems", "--json", "--backend", "cpu", "--python", a.python,
+                        os.path.join(FOLDER, "tril_matmul.py"), os.path.join(FOLDER, "rand_rowsum.py")],
+                       capture_output=True, text=True)
+    check(p.returncode == 0, "lint-problems exits 0: %s" % p.stderr[-2000:])
+    lines = {os.path.basename(j["problem"]): j for j in map(json.loads, p.stdout.splitlines())}
+    tri = lines.get("tril_matmul.py", {}).get("contract", [])
+    check([c.get("triangular") for c in tri] == ["lower", "lower"],
+          "lint: both tril_matmul inputs are lower-triangular: %s" % tri)
+    rs = lines.get("rand_rowsum.py", {})
+    check(rs.get("contract", [{}])[0].get("unit_open") is True and
+          rs.get("signed_trial", "").startswith("skipped"),
+          "lint: rand_rowsum's input is in [0, 1) and its signed trial skipped: %s" % rs)
+    p = subprocess.run([a.kforge, "lint-problems", "--backend", "cpu", "--python", a.python,
+                        os.path.join(FOLDER, "tril_matmul.py")], capture_output=True, text=True)
+    check("input 0: float32 [192, 192]: lower-triangular" in p.stdout,
+          "lint text names the contract: %s" % p.stdout)
+    shutil.rmtree(tmp, ignore_errors=True)
+    return evalcli.finish("contract")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
