@@ -10,6 +10,7 @@
 #     eval    `kforge eval` of the same candidate, REPS times idle and REPS times with every CPU
 #             busy, the stored baselines dropped before each run so eager is timed again every
 #             time (OUT/eval-*.jsonl, a line of numbers per run in OUT/eval.txt)
+#     redteam the CUDA red team under POLICY (strict) with the new timing (OUT/redteam.*)
 #     bench2  `kforge bench` twice over the same 30 honest samples (bench/make_candidates.py),
 #             the second evaluating all again, baselines too: per-sample speedup ratios
 #             (OUT/bench2.txt)
@@ -76,17 +77,16 @@ EOF
             KFORGE_CACHE=$tmp/cache timeout 300 "$kforge" eval --backend cuda --python python3 \
               --problem "$p" --candidate examples/cuda/relu.py --seed $i --json \
               ${KFORGE_EVAL_FLAGS:-} >> "$out/eval-$prob-$mode.jsonl" 2>> "$out/eval.err"
-            tail -1 "$out/eval-$prob-$mode.jsonl" | python3 -c '
-import json, sys
-v = json.loads(sys.stdin.read()); t = v.get("timing") or {}; c = t.get("candidate_ms") or {}
-print(sys.argv[1], sys.argv[2], v["status"], "cand_us %.2f" % (1000 * (c.get("median") or 0)),
-      "eager_us %.2f" % (1000 * (t.get("eager_ms") or 0)), "speedup", (v.get("speedup") or {}).get("vs_eager"),
-      "ci", (v.get("speedup") or {}).get("vs_eager_ci"), "hidden", t.get("hidden_fraction"),
-      "delay_us", t.get("delay_us"), "gpu", json.dumps(t.get("gpu", {}).get("end", {})))' "$prob" "$mode" | tee -a "$out/eval.txt"
+            python3 bench/timing_h200_row.py "$out/eval-$prob-$mode.jsonl" "$prob" "$mode" | tee -a "$out/eval.txt"
           done
         done
         [ $mode = loaded ] && load_off
       done ;;
+    redteam)
+      KFORGE_POLICY=${POLICY:-strict} KFORGE_JOBS=${JOBS:-12} bash tests/redteam/run.sh "$kforge" cuda \
+        "$out/redteam.jsonl" > "$out/redteam.log" 2>&1
+      echo "redteam ${POLICY:-strict}: $(tail -1 "$out/redteam.log")"
+      grep -v '^PASS' "$out/redteam.log" | head -8 ;;
     bench2)
       python3 bench/make_candidates.py --backend cuda --candidates 30 --problem-copies 1 \
         --out $tmp/wl > /dev/null 2>&1 || echo "make_candidates failed"

@@ -27,7 +27,8 @@ constexpr int kVerdictFormat = 8;  // 3: H03 and kernel-source H13 decided by wh
                                    // 7: a wall-clock gap the reported mean covers is not H07
                                    // 8: the GPU's work timed, not the host's latency (a GPU
                                    //    delay before each start event); the reference timed
-                                   //    interleaved with the candidate; speedup intervals
+                                   //    interleaved with the candidate; speedup intervals;
+                                   //    trials inside the input contract, H17 by what runs
 
 // A digest of the runner's own files (its Python, the native helper's source, the policies):
 // the verdict depends on that code as much as on the options, so a changed runner is never
