@@ -88,15 +88,16 @@ EOF
       echo "redteam ${POLICY:-strict}: $(tail -1 "$out/redteam.log")"
       grep -v '^PASS' "$out/redteam.log" | head -8 ;;
     bench2)
-      python3 bench/make_candidates.py --backend cuda --candidates 30 --problem-copies 1 \
+      python3 bench/make_candidates.py --backend cuda --candidates ${N:-30} --problem-copies 1 \
         --out $tmp/wl > /dev/null 2>&1 || echo "make_candidates failed"
+      pargs=(); for d in $tmp/wl/problems/*/; do pargs+=(--problems "${d%/}"); done
       for run in 1 2; do
         # One artifact cache (no second compile); the second run evaluates every sample again
         # and times its baselines again.
         python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('delete from baselines'); c.commit()" \
           $tmp/bench-cache/kforge.db 2>/dev/null
-        KFORGE_CACHE=$tmp/bench-cache timeout 280 "$kforge" bench --backend cuda --python python3 \
-          --problems $tmp/wl/problems --samples $tmp/wl/samples --out $tmp/bench-out-$run \
+        KFORGE_CACHE=$tmp/bench-cache timeout ${BENCH_S:-280} "$kforge" bench --backend cuda --python python3 \
+          "${pargs[@]}" --samples $tmp/wl/samples --out $tmp/bench-out-$run \
           $([ $run = 2 ] && echo --no-reuse) > "$out/bench2-$run.log" 2>&1
         cp $tmp/bench-out-$run/results.json "$out/bench2-$run-results.json" 2>/dev/null
       done
@@ -105,10 +106,11 @@ import json, statistics, sys
 def load(p):
     out = {}
     for line in open(p):
-        v = json.loads(line)
+        r = json.loads(line)
+        v = r.get("verdict", r)
         s = (v.get("speedup") or {}).get("vs_eager")
         if v.get("status") == "ok" and s:
-            out[v.get("sample") or v["candidate"]["hash"]] = s
+            out[r.get("sample") or v["candidate"]["hash"]] = s
     return out
 a, b = load(sys.argv[1]), load(sys.argv[2])
 r = sorted(b[k] / a[k] for k in a if k in b)
