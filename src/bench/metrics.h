@@ -42,8 +42,8 @@ struct Sample {
   // unknown (per_family then leaves the sample out).
   std::string family;
   // The lower ends of the speedups' 95% intervals (verdict format 8 on); absent before.
-  std::optional<double> speedup_vs_eager_lo;
-  std::optional<double> speedup_vs_compile_lo;
+  std::optional<double> speedup_vs_eager_lo = std::nullopt;
+  std::optional<double> speedup_vs_compile_lo = std::nullopt;
 };
 
 struct MetricOptions {
