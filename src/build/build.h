@@ -31,6 +31,7 @@ struct BuildOptions {
   std::filesystem::path cache_dir;    // artifacts live in cache_dir/artifacts/<key>/
   std::string backend = "cpu";        // "cpu" or "cuda": decides the toolchain fingerprint
   int workers = 2;                    // concurrent compiles; compiles are CPU-bound
+  std::vector<int> cpus;              // the cores build workers (and compilers) may use; all if empty
   // Compile load_inline's main.cpp against a precompiled torch/extension.h kept in
   // cache_dir/pch/ (built once per compiler and flag set; runner/kforge_runner/pch.py). The
   // object files are the same; only the parsing of torch's headers is saved.

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "build/build.h"
+#include "common/affinity.h"
 #include "common/channel.h"
 #include "common/hash.h"
 #include "common/process.h"
@@ -119,6 +120,7 @@ class Builder::Impl {
     so.stdout_path = so.stderr_path;
     auto child = Spawn(so);
     if (!child.ok()) return child.status();
+    (void)PinProcess(child->pid(), opt_.cpus);  // best effort: unpinned builds still build
     auto w = std::make_unique<Worker>();
     w->child = std::move(child.value());
     w->chan = Channel(std::move(mine));

@@ -5,6 +5,7 @@
 
 #include "backend/backend.h"
 #include "common/hash.h"
+#include "common/affinity.h"
 #include "eval/impl.h"
 #include "extract/extract.h"
 #include "legality/legality.h"
@@ -304,12 +305,19 @@ Result<std::unique_ptr<Evaluator>> Evaluator::Create(const EvalOptions& opt) {
   const char* no_pch = std::getenv("KFORGE_NO_PCH");
   bo.pch = opt.pch && !(no_pch && *no_pch && std::string(no_pch) != "0");
   bo.light_headers = opt.light_headers;
-  impl->builder = std::make_unique<build::Builder>(bo);
   std::vector<int> devices = opt.devices;
   if (devices.empty()) devices.push_back(opt.device_index);
   if (!opt.lanes) devices.clear();
+  // On a GPU machine with cores to spare, each lane's processes get two cores of their own and
+  // the compilers the rest (a timed call's host side never waits behind nvcc); a CPU lane
+  // computes on every core, so the CPU backend keeps them all.
+  const CpuSplit split = opt.backend == "cpu" ? CpuSplit{}
+                                              : SplitCpus(AllowedCpus(), static_cast<int>(devices.size()));
+  bo.cpus = split.builds;
+  impl->builder = std::make_unique<build::Builder>(bo);
   for (size_t i = 0; i < devices.size(); ++i) {
     execute::LaneOptions lo;
+    if (i < split.lanes.size()) lo.cpus = split.lanes[i];
     lo.python = opt.python;
     lo.runner_dir = opt.runner_dir;
     lo.backend = opt.backend;

@@ -28,6 +28,7 @@ json TimingFacts(const execute::ExecResult& r) {
           {"host_ms", t.host_ms},
           {"hidden_fraction", t.hidden_fraction()},
           {"gpu", r.gpu},
+          {"lane_cpus", r.lane_cpus},
           {"quantiles_ms", execute::Quantiles(t.samples_ms, 20)}};
 }
 

@@ -35,6 +35,9 @@ struct LaneOptions {
   std::filesystem::path work_dir;  // private folders of candidate processes, logs
   // import torch plus CUDA start-up; seconds on a loaded machine
   std::chrono::milliseconds start_timeout{std::chrono::minutes(3)};
+  // Cores of its own for the judge, the zygote and the candidates it forks (common/affinity.h);
+  // empty: every core, shared with builds.
+  std::vector<int> cpus;
 };
 
 struct DeviceInfo {
@@ -168,6 +171,7 @@ struct ExecResult {
   std::optional<BaselineResult> baselines;
   // The GPU's state when timing began and ended ({"start": {...}, "end": {...}}; NVML).
   nlohmann::json gpu = nlohmann::json::object();
+  std::vector<int> lane_cpus;  // the cores reserved for the lane's processes (LaneOptions::cpus)
 };
 
 

@@ -2,6 +2,7 @@
 
 #include <random>
 
+#include "common/affinity.h"
 #include "execute/host_times.h"
 #include "execute/lane_impl.h"
 
@@ -90,6 +91,8 @@ Result<std::unique_ptr<Lane>> Lane::Start(const LaneOptions& opt) {
                             opt.work_dir / ("zygote-" + tag + ".log"));
   if (!zygote.ok()) return zygote.status();
   impl->zygote = std::move(zygote.value());
+  // The candidates the zygote forks inherit its cores.
+  for (RunnerProc* p : {&impl->judge, &impl->zygote}) (void)PinProcess(p->child.pid(), opt.cpus);
   return std::unique_ptr<Lane>(new Lane(std::move(impl)));
 }
 

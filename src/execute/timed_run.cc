@@ -207,6 +207,7 @@ bool CandidateRun::Time() {
   if (wrong.empty()) {
     out_.timing = *t;
     out_.gpu = {{"start", gpu_start}, {"end", lane_.GpuState(problem_)}};
+    out_.lane_cpus = lane_.opt.cpus;
     if (baselines) out_.baselines = baselines->Result();
     return true;
   }
