@@ -30,6 +30,8 @@ store::RunSampleRow SampleRowOf(const SampleRecord& rec, const std::string& verd
   r.reward = v.reward;
   r.speedup_vs_eager = v.speedup_vs_eager;
   r.speedup_vs_compile = v.speedup_vs_compile;
+  if (v.speedup_vs_eager_ci) r.speedup_vs_eager_lo = v.speedup_vs_eager_ci->lo;
+  if (v.speedup_vs_compile_ci) r.speedup_vs_compile_lo = v.speedup_vs_compile_ci->lo;
   if (v.candidate_ms) r.candidate_ms = v.candidate_ms->median_ms;
   r.from_store = rec.from_store;
   return r;

@@ -123,7 +123,7 @@ class MigrateTest : public ::testing::Test {
 
   // What every migrated file must still hold and newly be able to do.
   void ExpectOldRowsAndNewTables(const fs::path& path, Store& st) {
-    EXPECT_EQ(Rows(path, "SELECT version FROM schema_version"), "3\n");
+    EXPECT_EQ(Rows(path, "SELECT version FROM schema_version"), "4\n");
     auto b = st.GetBaseline("b1");
     ASSERT_TRUE(b.ok() && b->has_value()) << b.status().ToString();
     EXPECT_EQ((**b)["eager_ms"], 2);
@@ -141,9 +141,12 @@ class MigrateTest : public ::testing::Test {
     RunSampleRow sample;
     sample.problem_id = "level1/relu";
     sample.status = "ok";
+    sample.speedup_vs_eager = 1.5;
+    sample.speedup_vs_eager_lo = 1.25;  // schema 4: the interval's lower end is kept
     auto id = st.RecordRun(run, {sample});
     ASSERT_TRUE(id.ok()) << id.status().ToString();
     EXPECT_EQ(Rows(path, "SELECT COUNT(*) FROM run_samples"), "1\n");
+    EXPECT_EQ(Rows(path, "SELECT speedup_vs_eager_lo FROM run_samples"), "1.25\n");
     ASSERT_TRUE(st.PutTexts({{"h", "text"}}).ok());
   }
 
@@ -153,8 +156,8 @@ class MigrateTest : public ::testing::Test {
 TEST_F(MigrateTest, AFreshFileIsCreatedAtTheLatestVersion) {
   const fs::path path = dir_ / "fresh.db";
   ASSERT_TRUE(MustOpen(path));
-  EXPECT_EQ(Store::kSchemaVersion, 3);
-  EXPECT_EQ(Rows(path, "SELECT version FROM schema_version"), "3\n");
+  EXPECT_EQ(Store::kSchemaVersion, 4);
+  EXPECT_EQ(Rows(path, "SELECT version FROM schema_version"), "4\n");
   const std::string schema = Schema(path);
   for (const char* table : {"baselines", "verdicts", "replay", "runs", "run_samples", "texts"}) {
     EXPECT_NE(schema.find(std::string("|") + table + "|"), std::string::npos) << table;

@@ -29,7 +29,8 @@ json ParseOr(const std::string& text, json fallback) {
 constexpr const char* kSampleColumns =
     "s.run_id, s.problem_id, s.level, s.problem, s.sample_index, s.sample_path, s.verdict_key, "
     "s.problem_hash, s.candidate_hash, s.status, s.reward, s.speedup_vs_eager, "
-    "s.speedup_vs_compile, s.candidate_ms, s.from_store";
+    "s.speedup_vs_compile, s.candidate_ms, s.from_store, s.speedup_vs_eager_lo, "
+    "s.speedup_vs_compile_lo";
 
 RunSampleRow SampleFrom(const Statement& q) {
   RunSampleRow r;
@@ -48,6 +49,8 @@ RunSampleRow SampleFrom(const Statement& q) {
   r.speedup_vs_compile = q.OptDouble(12);
   r.candidate_ms = q.OptDouble(13);
   r.from_store = q.Int(14) != 0;
+  r.speedup_vs_eager_lo = q.OptDouble(15);
+  r.speedup_vs_compile_lo = q.OptDouble(16);
   return r;
 }
 
@@ -103,8 +106,8 @@ Result<int64_t> InsertRun(Connection& db, const RunRow& run,
   auto ins = db.Prepare(
       "INSERT INTO run_samples(run_id, problem_id, level, problem, sample_index, sample_path, "
       "verdict_key, problem_hash, candidate_hash, status, reward, speedup_vs_eager, "
-      "speedup_vs_compile, candidate_ms, from_store) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      "speedup_vs_compile, candidate_ms, from_store, speedup_vs_eager_lo, speedup_vs_compile_lo) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   if (!ins.ok()) return ins.status();
   for (const RunSampleRow& r : samples) {
     Statement& st = **ins;
@@ -112,7 +115,8 @@ Result<int64_t> InsertRun(Connection& db, const RunRow& run,
     if (Status s = BindAll(st, id, r.problem_id, r.level, r.problem, int64_t{r.index},
                            r.sample_path, r.verdict_key, r.problem_hash, r.candidate_hash, r.status,
                            r.reward, r.speedup_vs_eager, r.speedup_vs_compile, r.candidate_ms,
-                           int64_t{r.from_store ? 1 : 0});
+                           int64_t{r.from_store ? 1 : 0}, r.speedup_vs_eager_lo,
+                           r.speedup_vs_compile_lo);
         !s.ok()) {
       return s;
     }

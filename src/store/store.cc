@@ -88,6 +88,12 @@ CREATE TABLE texts (
   text TEXT NOT NULL
 );
 )sql",
+    // 4: the lower ends of the samples' speedup intervals (verdict format 8), so the web UI's
+    // Faster Rate and fast_p count what bench's report counted.
+    R"sql(
+ALTER TABLE run_samples ADD COLUMN speedup_vs_eager_lo REAL;
+ALTER TABLE run_samples ADD COLUMN speedup_vs_compile_lo REAL;
+)sql",
 };
 static_assert(std::size(kMigrations) == Store::kSchemaVersion);
 

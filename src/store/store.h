@@ -50,6 +50,8 @@ struct RunSampleRow {
   std::string problem_hash, candidate_hash;
   std::string status;  // StatusName
   std::optional<double> reward, speedup_vs_eager, speedup_vs_compile, candidate_ms;
+  // The lower ends of the speedups' 95% intervals; absent before verdict format 8.
+  std::optional<double> speedup_vs_eager_lo, speedup_vs_compile_lo;
   bool from_store = false;
   std::string model;  // the run's, filled by ProblemSamples
 };
@@ -67,7 +69,7 @@ class Store {
   // stuck process still surfaces as an error rather than a hang.
   static constexpr int kBusyTimeoutMs = 10'000;
   // Bumped with each schema change; Open migrates older files step by step and refuses newer.
-  static constexpr int kSchemaVersion = 3;
+  static constexpr int kSchemaVersion = 4;
 
   // Opens or creates the database file (parent folders created), WAL mode, busy timeout,
   // schema created/migrated (a schema_version table). A file that is not a database, or one

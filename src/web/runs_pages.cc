@@ -21,7 +21,8 @@ bench::Metrics MetricsOf(const std::vector<store::RunSampleRow>& rows, int k) {
   for (const auto& r : rows) {
     VerdictStatus s = VerdictStatus::kInfraError;
     StatusFromName(r.status, &s);
-    samples.push_back({r.level, r.problem, s, r.speedup_vs_eager, r.speedup_vs_compile, ""});
+    samples.push_back({r.level, r.problem, s, r.speedup_vs_eager, r.speedup_vs_compile, "",
+                       r.speedup_vs_eager_lo, r.speedup_vs_compile_lo});
   }
   return bench::Compute(samples, {.k = std::max(1, k)});
 }
