@@ -212,19 +212,15 @@ def main():
                             out.write(json.dumps(r) + "\n")
                             out.flush()
                 # the proxy's own cost: the candidate without it
-                if old is not None:
-                    r = run_native(old, rebind(cand, raw_ns))
+                for mname, mod in (("old_raw", old), ("new_raw", new)):
+                    if mod is None:
+                        continue
+                    r = run_native(mod, rebind(cand, raw_ns))
                     r.update({"tag": a.tag, "phase": phase, "rep": rep, "target": "candidate",
-                              "method": "old_raw"})
+                              "method": mname})
                     rows.append(r)
                     if out:
                         out.write(json.dumps(r) + "\n")
-                r = run_native(new, rebind(cand, raw_ns))
-                r.update({"tag": a.tag, "phase": phase, "rep": rep, "target": "candidate",
-                          "method": "new_raw"})
-                rows.append(r)
-                if out:
-                    out.write(json.dumps(r) + "\n")
                 rebind(cand, proxy_ns)
         finally:
             for p in procs:

@@ -22,11 +22,11 @@ def finish(name):
     return 0
 
 
-def evaluate(kforge, python, cache, problem, candidate, *flags, env=None):
-    """One CPU verdict, quick: 2 trials, a 300 ms timing budget, no baselines."""
+def evaluate(kforge, python, cache, problem, candidate, *flags, env=None, baselines=False):
+    """One CPU verdict, quick: 2 trials, a 300 ms timing budget, no baselines unless asked."""
     cmd = [kforge, "eval", "--json", "--backend", "cpu", "--python", python, "--cache", cache,
            "--problem", problem, "--candidate", candidate, "--timing-budget-ms", "300",
-           "--no-baselines", "--trials", "2", *flags]
+           "--trials", "2", *flags] + ([] if baselines else ["--no-baselines"])
     p = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, **(env or {})))
     try:
         return json.loads(p.stdout)
