@@ -212,14 +212,16 @@ TEST_F(MigrateTest, TheWebBranchsSchemaTwoGainsReplayAndKeepsItsRuns) {
     ASSERT_TRUE(st->RecordRun(run, {sample}).ok());
     ASSERT_TRUE(st->PutTexts({{"h", "kernel"}}).ok());
   }
-  // That file: this schema less the replay table, at 2.
+  // That file: this schema less the replay table (and schema 4's columns), at 2.
   EXPECT_EQ(Rows(path, "DROP TABLE replay"), "");
+  EXPECT_EQ(Rows(path, "ALTER TABLE run_samples DROP COLUMN speedup_vs_eager_lo"), "");
+  EXPECT_EQ(Rows(path, "ALTER TABLE run_samples DROP COLUMN speedup_vs_compile_lo"), "");
   EXPECT_EQ(Rows(path, "UPDATE schema_version SET version = 2"), "");
   EXPECT_EQ(Rows(path, "SELECT version FROM schema_version"), "2\n");
   ASSERT_TRUE(MustOpen(dir_ / "fresh.db"));
   auto st = MustOpen(path);
   ASSERT_TRUE(st);
-  EXPECT_EQ(Rows(path, "SELECT version FROM schema_version"), "3\n");
+  EXPECT_EQ(Rows(path, "SELECT version FROM schema_version"), "4\n");
   EXPECT_EQ(Schema(path), Schema(dir_ / "fresh.db"));
   auto runs = st->ListRuns(10);
   ASSERT_TRUE(runs.ok()) << runs.status().ToString();
@@ -254,7 +256,7 @@ TEST_F(MigrateTest, ReopeningAnUpgradedFileIsANoOp) {
   auto st = MustOpen(path);
   ASSERT_TRUE(st);
   EXPECT_EQ(Schema(path), schema);
-  EXPECT_EQ(Rows(path, "SELECT version FROM schema_version"), "3\n");
+  EXPECT_EQ(Rows(path, "SELECT version FROM schema_version"), "4\n");
   EXPECT_EQ(*st->CountReplay(), 2);
 }
 

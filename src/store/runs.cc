@@ -206,7 +206,7 @@ Result<std::vector<RunSampleRow>> Store::ProblemSamples(const std::string& probl
   if (Status s = BindAll(**q, problem_id, int64_t{limit}); !s.ok()) return s;
   return Rows<RunSampleRow>(**q, [](const Statement& st) {
     RunSampleRow r = SampleFrom(st);
-    r.model = st.Text(15);
+    r.model = st.Text(17);  // after kSampleColumns
     return r;
   });
 }

@@ -5,7 +5,8 @@ Builds a small samples tree from our examples (honest, broken and one red-team c
 outcomes; four distinct builds, to keep the test near two minutes on two idle cores) in both
 layouts (ours and KernelBench's), runs `kforge bench`, and checks every metric of results.json
 against numbers worked out by hand below (Pass@k, Avg@k, counts) or, for speedup-based metrics,
-recomputed here from the per-sample speedups in verdicts.jsonl with this file's own arithmetic.
+recomputed here from the per-sample speedups (and their intervals) in verdicts.jsonl with this
+file's own arithmetic.
 Then runs the bench again and checks that nothing was evaluated the second time, and that runs
 with another trial count or other tolerances evaluate everything again.
 
@@ -98,9 +99,15 @@ def speedup_metrics(verdicts, level):
     n = len(rows)
     ok = [v["verdict"] for v in rows if v["verdict"]["status"] == "ok"]
     eager = [(v.get("speedup") or {}).get("vs_eager") for v in ok]
-    out = {"faster_rate_vs_eager": sum(1 for s in eager if s is not None and s > 1.1) / n}
+    # A threshold is cleared by the lower end of the speedup's 95% interval (docs/CLI.md), by
+    # the speedup itself where a verdict has no interval.
+    shown = []
+    for v, s in zip(ok, eager):
+        ci = (v.get("speedup") or {}).get("vs_eager_ci")
+        shown.append(ci[0] if ci and s is not None else s)
+    out = {"faster_rate_vs_eager": sum(1 for s in shown if s is not None and s > 1.1) / n}
     for p, name in [(0.5, "fast_0.5"), (0.8, "fast_0.8"), (1, "fast_1"), (1.5, "fast_1.5"), (2, "fast_2")]:
-        out[name] = sum(1 for s in eager if s is not None and s > p) / n
+        out[name] = sum(1 for s in shown if s is not None and s > p) / n
     logs = [math.log(s) for s in eager if s is not None and s > 0]
     out["geomean_speedup_vs_eager"] = math.exp(sum(logs) / len(logs)) if logs else None
     return out, eager
