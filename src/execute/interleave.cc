@@ -14,25 +14,16 @@ InterleavedBaselines::InterleavedBaselines(Lane::Impl& lane, std::string problem
 
 Status InterleavedBaselines::Time(Mode& m, const BatchRequest& q, BatchReply* reply,
                                   milliseconds timeout) {
-  const pid_t judge = lane_.judge.child.pid();
-  const HostTimes h0 = ReadHostTimes(judge);
   const auto t0 = std::chrono::steady_clock::now();
-  auto r = lane_.JudgeRequest(problem_,
-                              {{"op", "time"}, {"problem", problem_}, {"mode", m.name},
-                               {"slots", slots_}, {"first", q.first}, {"iters", q.iters},
-                               {"delay_us", q.delay_us}},
-                              timeout);
-  if (!r.ok()) return r.status();
-  if (r->contains("unavailable")) return Status::NotFound((*r)["unavailable"].get<std::string>());
-  ReadBatchReply(*r, reply);
+  if (Status s = lane_.TimeReference(problem_, m.name, slots_, q, timeout, reply, &m.waited);
+      !s.ok())
+    return s;
   if (static_cast<int>(reply->device_ms.size()) != q.iters)
     return Status::Internal("the judge timed " + std::to_string(reply->device_ms.size()) +
                             " calls of " + std::to_string(q.iters));
-  if (q.first > 0) {
+  if (q.first > 0)
     m.wall_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
                      .count();
-    m.waited += ReadHostTimes(judge) - h0;
-  }
   return Status::Ok();
 }
 
@@ -48,9 +39,7 @@ Status InterleavedBaselines::Warm(int iters) {
       it = modes_.erase(it);
       continue;
     }
-    std::vector<double> host(warm.host_ms.begin() + (warm.host_ms.size() > 1 ? 1 : 0),
-                             warm.host_ms.end());
-    it->delay_us = ChooseDelayUs(host);
+    it->delay_us = WarmupDelayUs(warm.host_ms);
     ++it;
   }
   return Status::Ok();
@@ -82,10 +71,8 @@ BaselineResult InterleavedBaselines::Result() const {
     t.host_ms = m.host_ms.empty() ? 0 : Summarize(m.host_ms).median_ms;
     t.hidden = m.hidden;
     if (m.name == "eager") {
-      BaselineFacts f{t.summary, t.stop_reason, m.waited.ok ? m.waited.thread_wait_ms : 0,
-                      m.wall_ms, t.hidden_fraction(), lane_.opt.backend != "cpu"};
-      out.disturbed = BaselineDisturbed(f);
-      out.judge_wait_ms = f.wait_ms;
+      out.disturbed = lane_.Disturbed(t, m.waited);
+      out.judge_wait_ms = m.waited.thread_wait_ms;
       out.eager = std::move(t);
     } else {
       out.compiled = std::move(t);

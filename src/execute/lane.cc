@@ -34,10 +34,7 @@ Result<TimingResult> DriveTiming(const TimingOptions& opt, const BatchFn& batch)
   if (opt.warmup_iters > 0) {
     BatchReply warm;
     if (auto s = batch({0, opt.warmup_iters, 0}, &warm); !s.ok()) return s;
-    // The first call pays for lazy initialisation: the later ones say what a call costs.
-    std::vector<double> host(warm.host_ms.begin() + (warm.host_ms.size() > 1 ? 1 : 0),
-                             warm.host_ms.end());
-    r.delay_us = ChooseDelayUs(host);
+    r.delay_us = WarmupDelayUs(warm.host_ms);
   }
   StoppingRule rule(opt);
   std::vector<double> host_ms;
@@ -173,6 +170,26 @@ Result<double> Lane::Impl::NoopCost(const std::string& problem, int pool, uint64
   return ms / iters;
 }
 
+Status Lane::Impl::TimeReference(const std::string& problem, const std::string& mode,
+                                 const std::vector<std::string>& slots, const BatchRequest& q,
+                                 milliseconds timeout, BatchReply* reply, HostTimes* waited) {
+  const HostTimes h0 = ReadHostTimes(judge.child.pid());
+  auto r = JudgeRequest(problem,
+                        {{"op", "time"}, {"problem", problem}, {"mode", mode}, {"slots", slots},
+                         {"first", q.first}, {"iters", q.iters}, {"delay_us", q.delay_us}},
+                        timeout);
+  if (!r.ok()) return r.status();
+  if (r->contains("unavailable")) return Status::NotFound((*r)["unavailable"].get<std::string>());
+  if (q.first > 0) *waited += ReadHostTimes(judge.child.pid()) - h0;
+  ReadBatchReply(*r, reply);
+  return Status::Ok();
+}
+
+std::string Lane::Impl::Disturbed(const TimingResult& t, const HostTimes& waited) const {
+  return BaselineDisturbed({t.summary, t.stop_reason, waited.ok ? waited.thread_wait_ms : 0,
+                            t.wall_ms, t.hidden_fraction(), opt.backend != "cpu"});
+}
+
 nlohmann::json Lane::Impl::GpuState(const std::string& problem) {
   auto r = JudgeRequest(problem, {{"op", "gpu_state"}}, milliseconds(30000));
   if (!r.ok() || !r->contains("state")) return nlohmann::json::object();
@@ -196,27 +213,14 @@ Result<BaselineResult> Lane::TimeBaselines(const ProblemInfo& problem, const Tim
       // torch.compile compiles on the first call: minutes, not seconds, on a cold cache.
       milliseconds timeout = first_batch ? milliseconds(900000) : milliseconds(300000);
       first_batch = false;
-      const HostTimes h0 = ReadHostTimes(m.judge.child.pid());
-      auto r = m.JudgeRequest(problem_id,
-                              {{"op", "time"}, {"problem", problem_id}, {"mode", mode},
-                               {"slots", PoolNames(pool_size)}, {"first", q.first},
-                               {"iters", q.iters}, {"delay_us", q.delay_us}},
-                              timeout);
-      if (!r.ok()) return r.status();
-      if (r->contains("unavailable")) {
-        unavailable = (*r)["unavailable"].get<std::string>();
-        return Status::NotFound(unavailable);
-      }
-      if (q.first > 0) waited += ReadHostTimes(m.judge.child.pid()) - h0;
-      ReadBatchReply(*r, reply);
-      return Status::Ok();
+      Status s = m.TimeReference(problem_id, mode, PoolNames(pool_size), q, timeout, reply, &waited);
+      if (s.code() == Code::kNotFound) unavailable = s.message();
+      return s;
     };
     auto t = DriveTiming(opt, batch);
-    if (t.ok() && out.disturbed.empty()) {
-      BaselineFacts f{t->summary, t->stop_reason, waited.ok ? waited.thread_wait_ms : 0,
-                      t->wall_ms, t->hidden_fraction(), m.opt.backend != "cpu"};
-      out.disturbed = BaselineDisturbed(f);
-      out.judge_wait_ms += f.wait_ms;
+    if (t.ok()) {
+      if (out.disturbed.empty()) out.disturbed = m.Disturbed(*t, waited);
+      out.judge_wait_ms += waited.thread_wait_ms;
     }
     if (!t.ok()) {
       if (std::string(mode) == "compile" && !unavailable.empty()) {

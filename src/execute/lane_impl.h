@@ -8,6 +8,7 @@
 #include <random>
 
 #include "execute/execute.h"
+#include "execute/host_times.h"
 #include "execute/runner_proc.h"
 
 namespace kf::execute {
@@ -97,6 +98,14 @@ class Lane::Impl {
   // first measurement, which later candidates keep using.
   Result<double> NoopCost(const std::string& problem, int pool, uint64_t perturb_seed,
                           double delay_us, bool fresh = false);
+  // One batch of the reference in `mode` ("eager", "compile") timed by the judge: NotFound with
+  // the judge's reason when the mode is unavailable (no torch.compile). For timed batches
+  // (first > 0) the judge's main thread's waits for a CPU are added to `waited`.
+  Status TimeReference(const std::string& problem, const std::string& mode,
+                       const std::vector<std::string>& slots, const BatchRequest& q,
+                       std::chrono::milliseconds timeout, BatchReply* reply, HostTimes* waited);
+  // BaselineDisturbed of a reference's measurement and the judge's waits during it.
+  std::string Disturbed(const TimingResult& t, const HostTimes& waited) const;
   // The GPU's clocks, temperature, power and throttle reasons now (the judge reads NVML);
   // an empty object on the CPU or where NVML is missing.
   nlohmann::json GpuState(const std::string& problem);

@@ -49,6 +49,11 @@ double ChooseDelayUs(const std::vector<double>& host_ms) {
   return std::min(d, kMaxDelayUs);
 }
 
+double WarmupDelayUs(const std::vector<double>& warm_host_ms) {
+  const size_t skip = warm_host_ms.size() > 1 ? 1 : 0;
+  return ChooseDelayUs(std::vector<double>(warm_host_ms.begin() + skip, warm_host_ms.end()));
+}
+
 namespace {
 double MedianOf(std::vector<double>& v) {
   const size_t n = v.size(), h = n / 2;

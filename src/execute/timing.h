@@ -43,6 +43,9 @@ std::vector<double> Quantiles(std::vector<double> samples, int steps);
 // is not helped by a longer sleep: the cap bounds what that costs.
 inline constexpr double kMaxDelayUs = 12800;
 double ChooseDelayUs(const std::vector<double>& host_ms);
+// ChooseDelayUs of warm-up calls' host times: the first call pays for lazy initialisation, so
+// the later ones say what a call costs (all of them when there is only one).
+double WarmupDelayUs(const std::vector<double>& warm_host_ms);
 
 // An interval for a ratio of medians, median(base) / median(cand): the 2.5th and 97.5th
 // percentiles of the ratio over `resamples` bootstrap resamples of both sample sets (each

@@ -105,6 +105,9 @@ TEST(ChooseDelayUs, CoversTheHostTime) {
   EXPECT_DOUBLE_EQ(ChooseDelayUs({500, 600, 700}), kMaxDelayUs);  // a synchronising forward
   // The median, not the slowest call: one preempted call does not set it.
   EXPECT_DOUBLE_EQ(ChooseDelayUs({0.02, 0.02, 5.0}), 50);
+  // Warm-up: the first call (lazy initialisation) does not count, unless it is the only one.
+  EXPECT_DOUBLE_EQ(WarmupDelayUs({9.0, 0.005, 0.005}), 25);
+  EXPECT_DOUBLE_EQ(WarmupDelayUs({0.1}), 200);
 }
 
 // Samples drawn around known medians: the interval holds the true ratio, is narrow when the
