@@ -30,6 +30,7 @@ import evalcli
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FOLDER = os.path.join(HERE, "contract")
+SEED = "20261204"
 HEADER = re.compile(r"^# kforge-(problem|expect|rule): *(\S[^\n]*?) *$", re.M)
 
 
@@ -60,7 +61,10 @@ def main():
     cache = os.environ.get("KFORGE_TEST_CACHE") or os.path.join(tmp, "cache")
     verdicts = {}
     for name, path, problem, meta in candidates():
-        v = evalcli.evaluate(a.kforge, a.python, cache, problem, path)
+        # A fixed seed: the swapped trial's pairs are drawn from it, and a replay keyed on a
+        # sample of the inputs (tril_replay_cache) escapes the one draw in ~30 whose pairs touch
+        # a sampled element; a test must not depend on that draw.
+        v = evalcli.evaluate(a.kforge, a.python, cache, problem, path, "--seed", SEED)
         verdicts[name] = v
         codes = [(d["code"], d["severity"]) for d in v["diagnostics"]]
         print("%-26s %-14s %s" % (name, v["status"], codes))
