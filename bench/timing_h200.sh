@@ -6,7 +6,7 @@
 #             older one from OLD_NATIVE if given, and the current one), candidate and eager, idle
 #             and with every CPU busy, on ReLU at KernelBench v0's size (16 x 16384, launch-bound)
 #             and today's (4096 x 393216, 3.3 ms) (OUT/probe.jsonl, OUT/probe-*.txt)
-#     ncu     Nsight Compute's gpu__time_duration of the same calls (OUT/ncu-*.csv)
+#     ncu     Nsight Compute's gpu__time_duration of the same calls, clocks not locked (OUT/ncu-*.csv)
 #     eval    `kforge eval` of the same candidate, REPS times idle and REPS times with every CPU
 #             busy, the stored baselines dropped before each run so eager is timed again every
 #             time (OUT/eval-*.jsonl, a line of numbers per run in OUT/eval.txt)
@@ -52,7 +52,7 @@ for phase in "$@"; do
     ncu)
       for size in v0 today; do
         p=$relu; [ $size = v0 ] && p=$tmp/relu_v0.py
-        ncu --metrics gpu__time_duration.sum --csv python3 bench/timing_probe.py --problem "$p" \
+        ncu --clock-control none --metrics gpu__time_duration.sum --csv python3 bench/timing_probe.py --problem "$p" \
           --candidate examples/cuda/relu.py --ncu-run > "$out/ncu-$size.csv" 2> "$out/ncu-$size.err"
         python3 - "$out/ncu-$size.csv" <<'EOF'
 import csv, statistics, sys
