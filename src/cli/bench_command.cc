@@ -356,7 +356,10 @@ int RunBench(const BenchFlags& f) {
     std::cerr << "kforge bench: warning: " << m.overall.infra_errors
               << " samples ended as infra_error (not counted; a rerun tries them again)\n";
   }
-  return m.overall.samples == 0 ? kExitInfra : kExitOk;
+  // Nothing counted because every evaluated sample was infra_error: kforge could not work. A
+  // run stopped early (its time limit, ^C) that finished none of them is not that: it says so
+  // above, and the same command again finishes it.
+  return m.overall.samples == 0 && info.stopped.empty() ? kExitInfra : kExitOk;
 }
 
 }  // namespace
