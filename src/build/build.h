@@ -28,13 +28,18 @@ namespace kf::build {
 struct BuildOptions {
   std::string python = "python3";
   std::filesystem::path runner_dir;   // holds the kforge_runner package
-  std::filesystem::path cache_dir;    // artifacts live in cache_dir/artifacts/<key>/
+  std::filesystem::path cache_dir;    // the worker's logs live in cache_dir/logs/
+  // Where compiled extensions (build_cache/artifacts/<key>/), PCHs (build_cache/pch/) and the
+  // light-headers macro lists live; cache_dir when empty. Artifacts are content-keyed (code,
+  // flags, toolchain), so several caches (verdict stores) may share one: KFORGE_BUILD_CACHE.
+  std::filesystem::path build_cache;
   std::string backend = "cpu";        // "cpu" or "cuda": decides the toolchain fingerprint
   int workers = 2;                    // concurrent compiles; compiles are CPU-bound
   std::vector<int> cpus;              // the cores build workers (and compilers) may use; all if empty
   // Compile load_inline's main.cpp against a precompiled torch/extension.h kept in
-  // cache_dir/pch/ (built once per compiler and flag set; runner/kforge_runner/pch.py). The
-  // object files are the same; only the parsing of torch's headers is saved.
+  // build_cache/pch/ (built once per compiler and flag set; runner/kforge_runner/pch.py). The
+  // object files are the same; only the parsing of torch's headers is saved. A PCH is made
+  // from the second candidate build of the build cache on, in this process or an earlier one.
   bool pch = true;
   // Light headers (opt-in, off until checked on a GPU machine: identical SASS and verdicts):
   // compile cuda.cu with the candidate's first `#include <torch/extension.h>` replaced by

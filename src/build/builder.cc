@@ -227,7 +227,7 @@ class Builder::Impl {
   // `uses_cuda`: the build compiles CUDA sources or links CUDA's libraries.
   Result<Artifact> BuildKeyed(const std::string& key, nlohmann::json request,
                               const ExtensionSpec* spec, bool uses_cuda) {
-    fs::path root = opt_.cache_dir / "artifacts";
+    fs::path root = BuildCache() / "artifacts";
     fs::path dir = root / key;
     std::error_code ec;
     fs::create_directories(root, ec);
@@ -250,17 +250,17 @@ class Builder::Impl {
     request["dir"] = tmp.string();
     // What every worker needs to build exactly like the one that answered `hello`.
     if (auto fp = Fingerprint(); fp.ok()) request["arch"] = fp->value("arch", "");
-    request["pch_dir"] = opt_.pch ? (opt_.cache_dir / "pch").string() : "";
+    request["pch_dir"] = opt_.pch ? (BuildCache() / "pch").string() : "";
     // The macros only torch/extension.h defines are listed once per toolchain, here.
-    request["light_dir"] = (opt_.cache_dir / "light").string();
+    request["light_dir"] = (BuildCache() / "light").string();
     // What a failed build's worker looks for, so the failure can be told apart from the
     // candidate's own (environment.h).
     request["probe"] = ToolchainProbe(opt_.backend);
-    // A PCH costs more than one build saves: only a process that compiles several candidates
-    // has one made (a one-off `kforge eval` uses an existing one and makes none).
+    // A PCH costs more than one build saves: it is made once the build cache has compiled a
+    // candidate before, in this process or an earlier one (the first one-off `kforge eval` of a
+    // cache makes none; its second does, while it builds).
     if (request.value("op", "") == "build") {
-      std::lock_guard<std::mutex> l(mu_);
-      request["pch_make"] = ++candidate_builds_ >= 2;
+      request["pch_make"] = SecondCandidateBuild();
     }
     auto t0 = std::chrono::steady_clock::now();
     double timeout_cpu_ms = 0;
@@ -318,6 +318,22 @@ class Builder::Impl {
     a.cpu_ms = 1000.0 * reply->value("cpu_s", 0.0);
     a.pch = reply->value("pch", "");
     return a;
+  }
+
+  fs::path BuildCache() const { return opt_.build_cache.empty() ? opt_.cache_dir : opt_.build_cache; }
+
+  // Whether this candidate build is the build cache's second or later: this process built one
+  // before, or an earlier process left the mark its first build leaves.
+  bool SecondCandidateBuild() {
+    const fs::path mark = BuildCache() / "pch" / "candidate-built";
+    std::lock_guard<std::mutex> l(mu_);
+    std::error_code ec;
+    const bool before = ++candidate_builds_ >= 2 || fs::exists(mark, ec);
+    if (!before) {
+      fs::create_directories(mark.parent_path(), ec);
+      std::ofstream(mark) << "a candidate was built with this build cache\n";
+    }
+    return before;
   }
 
   BuildOptions opt_;

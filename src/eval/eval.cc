@@ -300,6 +300,10 @@ Result<std::unique_ptr<Evaluator>> Evaluator::Create(const EvalOptions& opt) {
   bo.python = opt.python;
   bo.runner_dir = opt.runner_dir;
   bo.cache_dir = opt.cache_dir;
+  // Compiled extensions may live apart from the verdict store, shared by several caches.
+  if (const char* shared = std::getenv("KFORGE_BUILD_CACHE"); shared && *shared) {
+    bo.build_cache = shared;
+  }
   bo.backend = opt.backend;
   bo.workers = opt.build_workers;
   const char* no_pch = std::getenv("KFORGE_NO_PCH");

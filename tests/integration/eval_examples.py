@@ -18,8 +18,10 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 # "rule" may list several ids: the trick belongs to the first family, and a rule of another
@@ -50,7 +52,7 @@ def examples(folder):
 EXTRA_FLAGS = shlex.split(os.environ.get("KFORGE_EVAL_FLAGS", ""))
 
 
-def run(args, problem, candidate, baselines=True):
+def run(args, problem, candidate, baselines=True, env=None):
     cmd = [args.kforge, "eval", "--json", "--backend", args.backend, "--problem",
            os.path.join(args.problems, problem), "--candidate", candidate,
            "--timing-budget-ms", str(args.timing_budget_ms),
@@ -61,7 +63,7 @@ def run(args, problem, candidate, baselines=True):
     if not baselines:
         cmd += ["--no-baselines"]
     t0 = time.time()
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, env=env)
     wall = time.time() - t0
     if p.returncode != 0:
         raise AssertionError("exit code %d\nstdout: %s\nstderr: %s" % (p.returncode, p.stdout[-3000:], p.stderr[-3000:]))
@@ -293,6 +295,29 @@ def main():
     else:
         failed += 1
         print("FAIL no honest example was found in %s" % args.examples)
+
+    # Another cache (its own verdict store) over the same build cache (KFORGE_BUILD_CACHE, or
+    # the first cache's own folder): the candidate is evaluated again, its extension is not
+    # compiled again.
+    if honest and not args.no_cache_test and os.environ.get("KFORGE_CACHE"):
+        other = tempfile.mkdtemp(prefix="kforge-other-store.")
+        env = dict(os.environ, KFORGE_CACHE=other,
+                   KFORGE_BUILD_CACHE=os.environ.get("KFORGE_BUILD_CACHE") or os.environ["KFORGE_CACHE"])
+        try:
+            v, wall = run(args, honest[1], honest[0], baselines=False, env=env)
+            b = stage(v, "build")
+            assert v["status"] == "ok" and stage(v, "correctness"), v["status"]
+            assert b["cache_hit"] is True and b["compiled"] == 0, b
+            assert os.path.exists(os.path.join(other, "kforge.db")), "no store in the new cache"
+            assert not os.path.exists(os.path.join(other, "artifacts")), "artifacts in the new cache"
+            passed += 1
+            print("PASS %-40s a new store over the same build cache compiled nothing" % (
+                "build-cache:" + os.path.basename(honest[0])), flush=True)
+        except (AssertionError, ValueError, subprocess.TimeoutExpired) as e:
+            failed += 1
+            print("FAIL build-cache: %s" % e, flush=True)
+        finally:
+            shutil.rmtree(other, ignore_errors=True)
 
     # One lane, several candidates: a crash and a hang must not take the judge down, and two
     # candidates that reuse one extension name must each load their own code.
