@@ -1,10 +1,10 @@
 // Prompts: editable template files with {{placeholder}} substitution, and the shape text that
 // tells the model exactly what the judge will pass in and expect back.
-#include <fstream>
 #include <set>
 #include <sstream>
 
 #include "agent/agent.h"
+#include "common/files.h"
 
 #ifndef KFORGE_SOURCE_DIR
 #define KFORGE_SOURCE_DIR ""
@@ -22,16 +22,6 @@ const std::set<std::string>& KnownNames() {
       "problem_id", "problem_source",     "io_shapes", "backend",  "device", "output_format",
       "turn",       "previous_candidate", "status",    "feedback", "goal"};
   return kNames;
-}
-
-Result<std::string> ReadFile(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  if (!f) {
-    return Status::NotFound("cannot read prompt template " + p.string());
-  }
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
 }
 
 std::string Join(const json& list) {
@@ -131,7 +121,7 @@ Result<PromptTemplates> LoadTemplates(const fs::path& dir, const std::string& fo
         Entry{"format_" + format + ".txt", &t.format}}) {
     auto text = ReadFile(dir / e.file);
     if (!text.ok()) {
-      return text.status();
+      return Status::NotFound("cannot read prompt template " + (dir / e.file).string());
     }
     std::vector<std::string> names;
     Substitute(*text, {}, &names);

@@ -1,12 +1,11 @@
 #include "bench/discover.h"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <regex>
 #include <set>
-#include <sstream>
 
+#include "common/files.h"
 #include "problems/registry.h"
 
 namespace kf::bench {
@@ -28,10 +27,8 @@ std::optional<int> LeadingNumber(const std::string& s) {
 }
 
 bool DefinesModel(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream text;
-  text << f.rdbuf();
-  return problems::DefinesModel(text.str());
+  auto text = ReadFile(p);
+  return text.ok() && problems::DefinesModel(*text);
 }
 
 ProblemFile Describe(const fs::path& file) {

@@ -8,11 +8,11 @@
 #include <mutex>
 #include <optional>
 #include <random>
-#include <sstream>
 
 #include "build/build.h"
 #include "common/affinity.h"
 #include "common/channel.h"
+#include "common/files.h"
 #include "common/hash.h"
 #include "common/process.h"
 #include "sandbox/sandbox.h"
@@ -26,17 +26,8 @@ struct Worker {
   Channel chan;
 };
 
-// A whole file; NotFound names `what` and the path.
-Result<std::string> ReadWhole(const fs::path& p, const std::string& what) {
-  std::ifstream f(p);
-  if (!f) return Status::NotFound(what + p.string());
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 Result<nlohmann::json> ReadJsonFile(const fs::path& p) {
-  auto text = ReadWhole(p, "");
+  auto text = ReadFile(p);
   if (!text.ok()) return text.status();
   auto j = nlohmann::json::parse(*text, nullptr, false);
   if (j.is_discarded()) return Status::IoError("corrupt " + p.string());
@@ -213,9 +204,11 @@ class Builder::Impl {
     if (!opt_.light_headers) return std::string();
     std::lock_guard<std::mutex> lock(fp_mu_);
     if (light_rules_.empty()) {
-      auto rules = ReadWhole(opt_.runner_dir / "kforge_runner" / "light_headers.py",
-                             "kforge's light-headers rules are missing: ");
-      if (!rules.ok()) return rules.status();
+      const fs::path file = opt_.runner_dir / "kforge_runner" / "light_headers.py";
+      auto rules = ReadFile(file);
+      if (!rules.ok()) {
+        return Status::NotFound("kforge's light-headers rules are missing: " + file.string());
+      }
       light_rules_ = Sha256Hex(*rules);
     }
     return light_rules_;
@@ -398,8 +391,8 @@ Result<Artifact> Builder::Build(const ExtensionSpec& spec) {
 
 Result<Artifact> Builder::BuildNative() {
   fs::path src = impl_->opt_.runner_dir / "native" / "kforge_native.cpp";
-  auto text = ReadWhole(src, "kforge's helper source is missing: ");
-  if (!text.ok()) return text.status();
+  auto text = ReadFile(src);
+  if (!text.ok()) return Status::NotFound("kforge's helper source is missing: " + src.string());
   bool cuda = impl_->opt_.backend == "cuda";
   auto key = impl_->Key({{"native", Sha256Hex(*text)}});
   if (!key.ok()) return key.status();

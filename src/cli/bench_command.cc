@@ -12,7 +12,6 @@
 #include <memory>
 #include <mutex>
 #include <set>
-#include <sstream>
 #include <thread>
 
 #include "backend/backend.h"
@@ -24,6 +23,7 @@
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
 #include "cli/eval_flags.h"
+#include "common/files.h"
 #include "common/hash.h"
 #include "eval/eval.h"
 #include "pipeline/pipeline.h"
@@ -53,15 +53,6 @@ std::string NowUtc() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
   return buf;
-}
-
-bool ReadFile(const fs::path& p, std::string* out) {
-  std::ifstream f(p, std::ios::binary);
-  if (!f) return false;
-  std::stringstream ss;
-  ss << f.rdbuf();
-  *out = ss.str();
-  return true;
 }
 
 // Prints the progress line while the bench runs: rewritten in place on a terminal, a plain
@@ -119,10 +110,9 @@ void RecordInStore(const fs::path& cache_dir, eval::Evaluator* ev, const bench::
   std::set<std::string> seen;
   std::map<std::string, std::string> texts;
   auto keep = [&](const std::string& hash, const fs::path& path) {
-    std::string text;
-    if (seen.insert(hash).second && ReadFile(path, &text) && Sha256Hex(text) == hash) {
-      texts.emplace(hash, std::move(text));
-    }
+    if (!seen.insert(hash).second) return;
+    auto text = ReadFile(path);
+    if (text.ok() && Sha256Hex(*text) == hash) texts.emplace(hash, std::move(*text));
   };
   for (size_t i = 0; i < done.size() && s.ok(); ++i) {
     const bench::SampleRecord& r = done[i];
@@ -264,14 +254,14 @@ int RunBench(const BenchFlags& f) {
       r.problem_path = pf.path;
       r.sample_path = sf.path;
       r.index = sf.index;
-      std::string text;
-      if (!ReadFile(sf.path, &text)) {
+      auto text = ReadFile(sf.path);
+      if (!text.ok()) {
         std::cerr << "kforge bench: warning: cannot read " << sf.path << "; skipped\n";
         std::lock_guard<std::mutex> g(mu);
         --progress.total;
         continue;
       }
-      pl.Submit({pf.path, std::move(text)}, [&, i](const Verdict& v, pipeline::Outcome how) {
+      pl.Submit({pf.path, std::move(*text)}, [&, i](const Verdict& v, pipeline::Outcome how) {
         const bool from_store = how == pipeline::Outcome::kFromStore;
         std::lock_guard<std::mutex> g(mu);
         records[i].verdict = v;

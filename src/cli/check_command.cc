@@ -1,13 +1,12 @@
 // kforge check: the CPU-only stages of a verdict (extraction and the static rules) for any
 // number of candidates, in milliseconds and without PyTorch or a GPU. For filtering model
 // samples before they reach a GPU, and for seeing what the static stage makes of real code.
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/eval_flags.h"
+#include "common/files.h"
 #include "eval/eval.h"
 
 namespace kf::cli {
@@ -21,15 +20,6 @@ struct CheckFlags {
   bool specs = false;  // with --json: the statically resolved load_inline calls' arguments
   EvalFlags eval;
 };
-
-bool ReadFile(const std::string& path, std::string* out) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return false;
-  std::stringstream ss;
-  ss << f.rdbuf();
-  *out = ss.str();
-  return true;
-}
 
 // What the static stage decides: format_error (no candidate), cheat (a rule broken), or pass
 // (the build and the run decide the rest).
@@ -68,19 +58,23 @@ Checked CheckOne(const std::string& text, const std::string& problem_text,
 
 int RunCheck(const CheckFlags& f) {
   std::string problem_text;
-  if (!f.problem.empty() && !ReadFile(f.problem, &problem_text)) {
-    std::cerr << "kforge check: cannot read problem " << f.problem << "\n";
-    return kExitUsage;
+  if (!f.problem.empty()) {
+    auto read = ReadFile(f.problem);
+    if (!read.ok()) {
+      std::cerr << "kforge check: cannot read problem " << f.problem << "\n";
+      return kExitUsage;
+    }
+    problem_text = std::move(*read);
   }
   eval::EvalOptions opt = ToEvalOptions(f.eval);
   int rc = kExitOk;
   for (const auto& path : f.candidates) {
-    std::string text;
-    if (!ReadFile(path, &text)) {
+    auto text = ReadFile(path);
+    if (!text.ok()) {
       std::cerr << "kforge check: cannot read candidate " << path << "\n";
       return kExitUsage;
     }
-    Checked c = CheckOne(text, problem_text, opt);
+    Checked c = CheckOne(*text, problem_text, opt);
     if (c.outcome != "pass") rc = kExitCheckFailed;
     if (f.json) {
       json ds = json::array();

@@ -5,12 +5,12 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
 #include "backend/backend.h"
 #include "agent/agent.h"
 #include "cli/commands.h"
 #include "cli/eval_flags.h"
+#include "common/files.h"
 #include "data/data.h"
 #include "eval/eval.h"
 #include "problems/registry.h"
@@ -29,14 +29,6 @@ struct DataFlags {
   data::RlOptions rl;
   EvalFlags eval;
 };
-
-Result<std::string> ReadFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return Status::NotFound("cannot read " + p.string());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Prompts for problem files: one Evaluator (a judge to measure shapes) made on first use.
 class Prompts {

@@ -1,6 +1,5 @@
 // kforge eval: verify and time one candidate, print one verdict.
 
-#include <fstream>
 #include <future>
 #include <iostream>
 #include <memory>
@@ -8,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/eval_flags.h"
+#include "common/files.h"
 #include "eval/eval.h"
 #include "pipeline/pipeline.h"
 
@@ -21,6 +21,7 @@ struct EvalCommandFlags {
   EvalFlags eval;
 };
 
+// A candidate's text: the file at `path`, or standard input for "-".
 bool ReadAll(const std::string& path, std::string* out) {
   if (path == "-") {
     std::stringstream ss;
@@ -28,11 +29,9 @@ bool ReadAll(const std::string& path, std::string* out) {
     *out = ss.str();
     return true;
   }
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return false;
-  std::stringstream ss;
-  ss << f.rdbuf();
-  *out = ss.str();
+  auto text = ReadFile(path);
+  if (!text.ok()) return false;
+  *out = std::move(*text);
   return true;
 }
 

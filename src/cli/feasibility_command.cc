@@ -14,6 +14,7 @@
 #include "bench/feasibility.h"
 #include "cli/commands.h"
 #include "cli/eval_flags.h"
+#include "common/files.h"
 #include "common/hash.h"
 #include "eval/eval.h"
 #include "pipeline/pipeline.h"
@@ -75,15 +76,15 @@ int RunFeasibility(const FeasibilityFlags& f) {
   }
   int fit = 0, failed = 0, oom = 0, infra = 0, kept = 0;
   for (const auto& p : *problems) {
-    std::ifstream in(p.path, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
+    // An unreadable problem is evaluated all the same: its row says infra_error and why.
+    auto read = ReadFile(p.path);
+    const std::string text = read.ok() ? *read : std::string();
     nlohmann::json row;
-    if (auto it = earlier.find(Sha256Hex(text.str())); it != earlier.end()) {
+    if (auto it = earlier.find(Sha256Hex(text)); it != earlier.end()) {
       row = it->second;
       ++kept;
     } else {
-      Verdict v = engine.Evaluate({p.path, text.str() + "\n\nclass ModelNew(Model):\n    pass\n"});
+      Verdict v = engine.Evaluate({p.path, text + "\n\nclass ModelNew(Model):\n    pass\n"});
       row = bench::ToJson(bench::FeasibilityOf(v));
       row["path"] = p.path.string();
       out << row.dump() << std::endl;  // flushed per problem: a killed run keeps its rows

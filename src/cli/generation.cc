@@ -5,7 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
+
+#include "common/files.h"
 
 #ifdef KFORGE_HAVE_NET
 #include "model_http/http_transport.h"
@@ -117,16 +118,6 @@ std::string ProgressLine(const agent::Turn& t) {
 
 namespace {
 
-Result<std::string> ReadFile(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  if (!f) {
-    return Status::NotFound("cannot read problem " + p.string());
-  }
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 // Model replies and compiler output may hold bytes that are not UTF-8 (or excerpts cut inside
 // a character): replaced, never a throw.
 std::string Dump(const nlohmann::json& j, int indent = -1) {
@@ -149,7 +140,7 @@ Result<GenerationReport> RunGeneration(pipeline::Pipeline& engine, model::ModelC
                                        const GenerationRequest& req) {
   auto source = ReadFile(req.problem);
   if (!source.ok()) {
-    return source.status();
+    return Status::NotFound("cannot read problem " + req.problem.string());
   }
   auto templates = agent::LoadTemplates(
       req.prompt_dir.empty() ? agent::DefaultPromptDir() : req.prompt_dir,

@@ -4,11 +4,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "backend/backend.h"
+#include "common/files.h"
 #include "mcp/progress.h"
 #include "queue/job.h"
 
@@ -44,13 +43,11 @@ Result<std::string> Candidate(const json& a) {
   if (a.contains("candidate")) return a["candidate"].get<std::string>();
   if (a.contains("candidate_file")) {
     const std::string path = a["candidate_file"].get<std::string>();
-    std::ifstream f(path, std::ios::binary);
-    if (!f) {
+    auto text = ReadFile(path);
+    if (!text.ok()) {  // ReadFile leaves errno at the cause
       return Status::NotFound("cannot read candidate_file '" + path + "': " + std::strerror(errno));
     }
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
+    return std::move(*text);
   }
   return Status::Invalid("pass the candidate as `candidate` (text) or `candidate_file` (a path)");
 }

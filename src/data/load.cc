@@ -1,8 +1,8 @@
 // Reading generate trajectories and bench verdicts into Samples.
 #include <algorithm>
 #include <fstream>
-#include <sstream>
 
+#include "common/files.h"
 #include "data/data.h"
 
 namespace kf::data {
@@ -25,15 +25,6 @@ Result<std::vector<fs::path>> Files(const fs::path& p, const std::string& name) 
   std::sort(out.begin(), out.end());
   if (out.empty()) return Status::Invalid("no " + name + " under " + p.string());
   return out;
-}
-
-bool ReadText(const fs::path& p, std::string* out) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return false;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  *out = ss.str();
-  return true;
 }
 
 std::string Str(const json& j, const char* key) {
@@ -139,10 +130,14 @@ void LoadVerdicts(const fs::path& file, Corpus* c) {
     s.reply = Str(j, "reply");
     s.messages = Messages(j.value("messages", json::array()));
     std::string sample = Str(j, "sample");
-    if (s.candidate.empty() && !sample.empty() &&
-        !ReadText(Resolve(sample, file.parent_path()), &s.candidate)) {
-      c->warnings.push_back(origin + ": cannot read the sample " + sample +
-                            " (counted for difficulty, never an example)");
+    if (s.candidate.empty() && !sample.empty()) {
+      auto text = ReadFile(Resolve(sample, file.parent_path()));
+      if (text.ok()) {
+        s.candidate = std::move(*text);
+      } else {
+        c->warnings.push_back(origin + ": cannot read the sample " + sample +
+                              " (counted for difficulty, never an example)");
+      }
     }
     c->bench.push_back(std::move(s));
   }

@@ -3,11 +3,11 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 
 #include "backend/backend.h"
 #include "build/environment.h"
+#include "common/files.h"
 #include "common/process.h"
 #include "doctor/doctor.h"
 #include "eval/eval.h"
@@ -37,11 +37,10 @@ class TempFile {
   TempFile(const TempFile&) = delete;
   TempFile& operator=(const TempFile&) = delete;
   const std::string& path() const { return path_; }
+  // The file's text; "" if it cannot be read.
   std::string Read() const {
-    std::ifstream f(path_);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
+    auto text = ReadFile(path_);
+    return text.ok() ? *text : std::string();
   }
 
  private:

@@ -1,4 +1,3 @@
-#include <fstream>
 #include <sstream>
 
 #include "eval/impl.h"
@@ -8,14 +7,6 @@ namespace fs = std::filesystem;
 
 double MsSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-Result<std::string> ReadFile(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  if (!f) return Status::NotFound("cannot read " + p.string());
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
 }
 
 std::string LineOf(const std::string& text, int line) {

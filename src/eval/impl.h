@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "build/build.h"
+#include "common/files.h"
 #include "eval/eval.h"
 #include "store/store.h"
 
@@ -22,7 +23,6 @@ namespace kf::eval {
 using Clock = std::chrono::steady_clock;
 
 double MsSince(Clock::time_point t0);
-Result<std::string> ReadFile(const std::filesystem::path& p);
 // Line `line` (1-based) of `text`, "" past its end.
 std::string LineOf(const std::string& text, int line);
 // An infra_error's diagnostic for a failure of kforge's own, in `stage`.

@@ -4,25 +4,25 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "common/files.h"
+
 namespace kf::execute {
 namespace {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+// A /proc file's text; "" once the process or thread is gone (which callers allow for).
+std::string ProcText(const std::string& path) {
+  auto text = ReadFile(path);
+  return text.ok() ? *text : std::string();
 }
 
 // The fields of /proc/<pid>/stat after the command name (which may hold spaces and brackets):
 // [0] is the state, [1] the parent pid, [11] utime and [12] stime in clock ticks.
 std::vector<std::string> StatFields(pid_t pid) {
-  std::string text = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  std::string text = ProcText("/proc/" + std::to_string(pid) + "/stat");
   auto close = text.rfind(')');
   std::vector<std::string> out;
   if (close == std::string::npos) return out;
@@ -59,7 +59,7 @@ HostTimes ReadHostTimes(pid_t pid) {
   HostTimes t;
   const std::string dir = "/proc/" + std::to_string(pid);
   // schedstat: nanoseconds on a CPU, nanoseconds waiting on a run queue, timeslices.
-  std::istringstream sched(ReadFile(dir + "/task/" + std::to_string(pid) + "/schedstat"));
+  std::istringstream sched(ProcText(dir + "/task/" + std::to_string(pid) + "/schedstat"));
   long long cpu_ns = 0, wait_ns = 0;
   auto f = StatFields(pid);
   if (!(sched >> cpu_ns >> wait_ns) || f.size() < 13) return t;

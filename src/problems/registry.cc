@@ -1,9 +1,8 @@
 #include "problems/registry.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
+#include "common/files.h"
 #include "common/hash.h"
 #include "eval/eval.h"
 #include "queue/job.h"
@@ -35,11 +34,9 @@ Status Registry::AddFolder(const fs::path& dir) {
   if (ec) return Status::IoError("cannot list " + dir.string() + ": " + ec.message());
   std::sort(files.begin(), files.end());
   for (const auto& f : files) {
-    std::ifstream in(f, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    std::string text = ss.str();
-    if (!in || !DefinesModel(text)) continue;
+    auto read = ReadFile(f);
+    if (!read.ok() || !DefinesModel(*read)) continue;
+    const std::string& text = *read;
     std::string rel = fs::relative(f, dir).replace_extension().generic_string();
     fs::path canonical = fs::canonical(f, ec);
     if (ec || !queue::ValidProblemId(rel)) continue;

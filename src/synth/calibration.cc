@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 
+#include "common/files.h"
 #include "synth/internal.h"
 #include "synth/ops.h"
 
@@ -66,11 +66,9 @@ json CalibrationJson(const Calibration& c) {
 }
 
 Result<Calibration> LoadCalibration(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return Status::NotFound("cannot read the calibration file " + file.string());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  json j = json::parse(ss.str(), nullptr, false);
+  auto text = ReadFile(file);
+  if (!text.ok()) return Status::NotFound("cannot read the calibration file " + file.string());
+  json j = json::parse(*text, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("ops") || !j["ops"].is_object()) {
     return Status::Invalid(file.string() + " is not a calibration file (JSON with \"ops\")");
   }

@@ -1,11 +1,11 @@
 // Op signatures of problem sources, and the benchmark index that finds the nearest problem.
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include "common/files.h"
 #include "extract/python_parse.h"
 #include "problems/registry.h"
 #include "similarity/similarity.h"
@@ -285,12 +285,9 @@ Result<BenchmarkIndex> BenchmarkIndex::FromFolder(const std::filesystem::path& d
   std::sort(files.begin(), files.end());
   BenchmarkIndex idx;
   for (const auto& f : files) {
-    std::ifstream in(f, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    std::string text = ss.str();
-    if (!problems::DefinesModel(text)) continue;
-    idx.Add(std::filesystem::relative(f, dir).string(), text);
+    auto text = ReadFile(f);
+    if (!text.ok() || !problems::DefinesModel(*text)) continue;
+    idx.Add(std::filesystem::relative(f, dir).string(), *text);
   }
   if (idx.size() == 0) return Status::Invalid("--against: no problem files under " + dir.string());
   return idx;
