@@ -132,6 +132,9 @@ class Pipeline::Impl {
     for (auto& t : threads_) t.join();
     std::lock_guard<std::mutex> lk(mu_);
     joined_ = true;
+    // A warm-up already running when the last job was delivered ends during the join, and its
+    // lane time counts: the wall clock runs until the lanes are idle, so busy <= wall holds.
+    end_ = Clock::now();
   }
 
   Result<eval::Evaluator::ProblemFacts> Describe(const std::filesystem::path& problem) {

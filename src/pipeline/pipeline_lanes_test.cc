@@ -180,6 +180,38 @@ TEST(Pipeline, IdleLanesPrepareEachProblemOnceWhileItsFirstBuildRuns) {
   EXPECT_EQ(c.got.size(), 4u);
 }
 
+TEST(Pipeline, AWarmUpStillRunningAtTheEndCountsInsideTheWallClock) {
+  // Two lanes: one warms b.py and is held there while the other runs both jobs, so the last
+  // job is delivered while a warm-up runs. Its lane time ends after that; the wall clock must
+  // too (bench's report says lane busy <= wall).
+  auto fake = std::make_unique<FakeStages>();
+  FakeStages* f = fake.get();
+  f->n_lanes = 2;
+  Gate builds, hold_b;
+  f->on_prepare = [&](const std::string&) { builds.Wait(); };
+  f->on_warm = [&](const std::string& problem) {
+    if (problem == "b.py") hold_b.Wait();
+  };
+  Collector c;
+  Pipeline p(std::move(fake), {.build_threads = 2, .queue_capacity = 8});
+  ASSERT_TRUE(p.Submit({"a.py", "good1"}, c.Fn()));
+  ASSERT_TRUE(p.Submit({"b.py", "good2"}, c.Fn()));
+  for (int i = 0; i < 500 && f->Warms().size() < 2; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(f->Warms().size(), 2u);
+  builds.Open();
+  std::thread opener([&] {
+    for (int i = 0; i < 500 && f->executes.load() < 2; ++i) std::this_thread::sleep_for(10ms);
+    std::this_thread::sleep_for(300ms);  // well after the last job was delivered
+    hold_b.Open();
+  });
+  p.Close();
+  opener.join();
+  ASSERT_EQ(c.got.size(), 2u);
+  const auto st = p.stats();
+  for (double busy : st.lane_busy_ms) EXPECT_LE(busy, st.wall_ms);
+  EXPECT_GE(st.wall_ms, 300.0);
+}
+
 TEST(Pipeline, SequentialModeAndWarmLanesOffPrepareNothingAhead) {
   for (bool sequential : {true, false}) {
     auto fake = std::make_unique<FakeStages>();
