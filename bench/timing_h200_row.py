@@ -28,5 +28,6 @@ print(sys.argv[2], sys.argv[3], v.get("status"), "cand_us %.2f" % (1000 * (c.get
       "n %s spread %s delay_us %s hidden %s host_ms %s" % (
           c.get("n"), tim.get("spread"), tim.get("delay_us"), tim.get("hidden_fraction"),
           tim.get("host_ms")),
+      "lane_cpus %s" % json.dumps(tim.get("lane_cpus")),
       "gpu_end %s" % json.dumps((tim.get("gpu") or {}).get("end", {})),
       "diag %s" % [d.get("code") for d in v.get("diagnostics", [])][:3])
