@@ -609,7 +609,16 @@ class Judge:
         p = self.problem(msg["problem"])
         slots = [p.slots[name] for name in msg["slots"]]
         mode = msg["mode"]
-        if mode == "noop":
+        if mode == "noop" and msg.get("outputs"):
+            # An empty call that returns fresh outputs the size of the reference's, written
+            # inside the timed call: what an honest candidate's outputs cost outside it
+            # (released after the next call, its pages given back) is then in the calibration.
+            # The lane subtracts the reported (in-timer) part.
+            like = slots[0].out_bufs
+
+            def fn(*args):
+                return [torch.empty_like(b).zero_() for b in like]
+        elif mode == "noop":
             fn = _noop
         elif mode == "eager":
             fn = p.model

@@ -149,6 +149,34 @@ class JudgeMemoryTest(unittest.TestCase):
         big.op_prepare({"problem": "p0", "slot": "main", "seed": 7})
         self.assertIsNotNone(big.problems["p0"].slots["main"].kept)
 
+    def test_the_empty_call_returns_outputs_like_the_references_when_asked(self):
+        # The wall-clock bound's calibration on the CPU (src/execute/lane.cc, NoopCost): an
+        # honest candidate's outputs are released outside its timer, so the empty call the gap
+        # is measured against returns outputs of the reference's shapes and dtypes too.
+        j = self.judge(1 << 30)
+        self.load(j, 0)
+        self.assertTrue(j.op_prepare({"problem": "p0", "slot": "main", "seed": 7})["ok"])
+        returned = []
+
+        class Native:
+            def run_batch(self, fn, arg_sets, first, iters, flush, cuda, before, delay_us):
+                for i in range(iters):
+                    returned.append(fn(*arg_sets[i % len(arg_sets)]))
+                return [0.01] * iters, [0.02] * iters, [None], [0.0] * iters, 0
+
+        msg = {"op": "time", "problem": "p0", "mode": "noop", "slots": ["main"], "first": 0,
+               "iters": 3}
+        with mock.patch.object(judge, "native", Native()):
+            self.assertTrue(j.op_time(dict(msg, outputs=True))["ok"])
+            with_outputs, returned[:] = list(returned), []
+            self.assertTrue(j.op_time(msg)["ok"])
+        ref = j.problems["p0"].slots["main"].out_bufs[0]
+        self.assertEqual(len(with_outputs), 3)
+        for outs in with_outputs:
+            self.assertEqual([(o.shape, o.dtype) for o in outs], [(ref.shape, ref.dtype)])
+            self.assertNotEqual(outs[0].data_ptr(), ref.data_ptr())  # fresh memory each call
+        self.assertEqual(returned, [None, None, None])
+
 
 if __name__ == "__main__":
     unittest.main()
