@@ -190,10 +190,11 @@ def collect(args, checker):
         base = os.path.join(ROOT, "examples", folder)
         for name in sorted(os.listdir(base)):
             path = os.path.join(base, name)
-            if not name.endswith(".py") or headers(path).get("expect") != "ok":
+            h = headers(path) if name.endswith(".py") else {}
+            if h.get("expect") != "ok":
                 continue
             rows.append({"set": "examples", "group": folder, "file": name, "path": path,
-                         "backend": backend, "problem": headers(path).get("problem"),
+                         "backend": backend, "problem": h.get("problem"),
                          "expect": "ok", "kb": checker.run(read(path), backend)})
     # KernelBench's own adversarial kernels, read from the checkout.
     tk = os.path.join(os.path.dirname(checker.m.__file__), "unit_tests", "test_kernels")
