@@ -7,11 +7,11 @@
 namespace kf::execute {
 namespace {
 
-const std::set<std::string> kPlumbing = {"aten::empty", "aten::empty_like", "aten::contiguous"};
+const std::set<std::string> kRuntimePlumbing = {"aten::empty", "aten::empty_like", "aten::contiguous"};
 
 ProfileFindings Check(const nlohmann::json& p, int calls, bool libraries,
                       Policy policy = Policy::kStrict) {
-  return CheckProfile(p, calls, {policy, &kPlumbing, libraries});
+  return CheckProfile(p, calls, {policy, &kRuntimePlumbing, libraries});
 }
 
 TEST(RuntimeRules, LibraryKernelsAreRecognised) {

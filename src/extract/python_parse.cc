@@ -6,15 +6,8 @@
 namespace kf::extract {
 namespace {
 
-bool IsOp(const Token& t, std::string_view op) { return t.kind == TokenKind::kOp && t.text == op; }
 bool IsName(const Token& t, std::string_view name) {
   return t.kind == TokenKind::kName && t.text == name;
-}
-bool IsOpen(const Token& t) {
-  return t.kind == TokenKind::kOp && (t.text == "(" || t.text == "[" || t.text == "{");
-}
-bool IsClose(const Token& t) {
-  return t.kind == TokenKind::kOp && (t.text == ")" || t.text == "]" || t.text == "}");
 }
 
 class Parser {

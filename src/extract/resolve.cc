@@ -10,11 +10,6 @@ constexpr int kMaxDepth = 400;
 // A candidate could build a huge string by doubling (`a = a + a` many times); refuse instead.
 constexpr size_t kMaxValueBytes = 16u << 20;
 
-bool IsOp(const Token& t, std::string_view op) { return t.kind == TokenKind::kOp && t.text == op; }
-bool IsOpen(const Token& t) {
-  return t.kind == TokenKind::kOp && (t.text == "(" || t.text == "[" || t.text == "{");
-}
-
 bool Add(Value* a, const Value& b, std::string* why) {
   if (a->kind == Value::Kind::kStr && b.kind == Value::Kind::kStr) {
     if (a->str.text.size() + b.str.text.size() > kMaxValueBytes) {

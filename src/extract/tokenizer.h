@@ -32,6 +32,17 @@ struct Token {
   int end_line = 0;  // line of the token's last byte (differs for multi-line strings)
 };
 
+// The operator token `op` (e.g. "(" or "="), an opening bracket, a closing bracket.
+inline bool IsOp(const Token& t, std::string_view op) {
+  return t.kind == TokenKind::kOp && t.text == op;
+}
+inline bool IsOpen(const Token& t) {
+  return t.kind == TokenKind::kOp && (t.text == "(" || t.text == "[" || t.text == "{");
+}
+inline bool IsClose(const Token& t) {
+  return t.kind == TokenKind::kOp && (t.text == ")" || t.text == "]" || t.text == "}");
+}
+
 // A located error in the candidate's code (lines and columns of the tokenized text).
 struct SyntaxError {
   std::string message;

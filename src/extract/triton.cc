@@ -6,8 +6,6 @@
 namespace kf::extract {
 namespace {
 
-bool IsOp(const Token& t, std::string_view op) { return t.kind == TokenKind::kOp && t.text == op; }
-
 // Import aliases: the name a statement binds -> the module path it stands for. The last
 // binding wins, as it would at run time for module-level imports.
 std::map<std::string, std::string> Aliases(const ParsedModule& m) {

@@ -195,11 +195,6 @@ constexpr Entry kBannedPaths[] = {
     {"numpy.memmap", "H20", "memory-mapped files"},
 };
 
-bool MatchesPrefix(std::string_view path, std::string_view prefix) {
-  return path.substr(0, prefix.size()) == prefix &&
-         (path.size() == prefix.size() || path[prefix.size()] == '.');
-}
-
 }  // namespace
 
 Banned BannedPythonPath(std::string_view path, bool fp32_problem) {

@@ -7,7 +7,6 @@
 
 namespace kf::legality {
 
-bool IsOp(const Token& t, std::string_view op) { return t.kind == TokenKind::kOp && t.text == op; }
 bool IsName(const Token& t) {
   return t.kind == TokenKind::kName && !extract::IsPythonKeyword(t.text);
 }

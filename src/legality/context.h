@@ -18,7 +18,9 @@ using extract::ParsedModule;
 using extract::Token;
 using extract::TokenKind;
 
-bool IsOp(const Token& t, std::string_view op);
+using extract::IsClose;
+using extract::IsOp;
+using extract::IsOpen;
 bool IsName(const Token& t);  // a name that is not a keyword
 bool IsKeyword(const Token& t, std::string_view kw);
 

@@ -9,12 +9,6 @@
 #include "legality/names.h"
 
 namespace kf::legality {
-namespace {
-
-
-bool IsOpen(const Token& t) { return IsOp(t, "(") || IsOp(t, "[") || IsOp(t, "{"); }
-
-}  // namespace
 
 ForwardRules::ForwardRules(Context& ctx)
     : ctx_(ctx), t_(ctx.t()), model_(ctx.candidate().model_new_class) {}

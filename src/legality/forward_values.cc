@@ -6,8 +6,6 @@
 namespace kf::legality {
 namespace {
 
-bool IsClose(const Token& t) { return IsOp(t, ")") || IsOp(t, "]") || IsOp(t, "}"); }
-bool IsOpen(const Token& t) { return IsOp(t, "(") || IsOp(t, "[") || IsOp(t, "{"); }
 bool IsAtom(const Token& t) {
   return IsName(t) || t.kind == TokenKind::kNumber || t.kind == TokenKind::kString ||
          IsKeyword(t, "None") || IsKeyword(t, "True") || IsKeyword(t, "False");

@@ -4,14 +4,11 @@
 #include <string>
 
 namespace kf::legality {
-namespace {
 
 bool MatchesPrefix(std::string_view path, std::string_view prefix) {
   return path.substr(0, prefix.size()) == prefix &&
          (path.size() == prefix.size() || path[prefix.size()] == '.');
 }
-
-}  // namespace
 
 bool AllowedTorchPath(std::string_view path) {
   static const std::set<std::string_view> kAllowedPaths = {

@@ -44,6 +44,9 @@ Banned BannedPythonPath(std::string_view path, bool fp32_problem);
 // A builtin (a bare name the candidate does not bind itself) that is banned: open, exec, ...
 Banned BannedBuiltin(std::string_view name);
 
+// Whether the dotted `path` is `prefix` or lies under it: "os.path" matches "os", "osx" not.
+bool MatchesPrefix(std::string_view path, std::string_view prefix);
+
 // Functions under torch.* that allocate, view, copy or report metadata: allowed in forward.
 // `path` is canonical ("torch.empty_like", "torch.cuda.synchronize").
 bool AllowedTorchPath(std::string_view path);

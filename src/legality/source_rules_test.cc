@@ -18,14 +18,14 @@ std::string WithKernel(const std::string& kernel) {
          "    def forward(self, x):\n"
          "        return ext.f(x)\n";
 }
-std::string Findings(const std::string& kernel, LegalityOptions opt = {}) {
+std::string SourceFindings(const std::string& kernel, LegalityOptions opt = {}) {
   return testing::Summary(Check(extract::Extract(WithKernel(kernel)), opt));
 }
 
 // A CUDA error check that prints and aborts is not proof of a forged result: noted only; a
 // process that exits during a call ends runtime_error.
 TEST(SourceRulesTest, ExitInAnErrorCheckIsOnlyNoted) {
-  EXPECT_EQ(Findings("#include <cstdio>\n"
+  EXPECT_EQ(SourceFindings("#include <cstdio>\n"
                      "#include <cstdlib>\n"
                      "void check(int err) {\n"
                      "  if (err) { printf(\"error %d\\n\", err); abort(); }\n"
@@ -36,7 +36,7 @@ TEST(SourceRulesTest, ExitInAnErrorCheckIsOnlyNoted) {
 
 TEST(SourceRulesTest, HonestKernelPasses) {
   EXPECT_EQ(
-      Findings(
+      SourceFindings(
           "#include <torch/extension.h>\n"
           "#include <ATen/cuda/CUDAContext.h>\n"
           "// not cublasSgemm: we write our own\n"
@@ -55,50 +55,50 @@ TEST(SourceRulesTest, HonestKernelPasses) {
 }
 
 TEST(SourceRulesTest, LibraryCalls) {
-  EXPECT_EQ(Findings("#include <cublas_v2.h>\n"
+  EXPECT_EQ(SourceFindings("#include <cublas_v2.h>\n"
                      "void g(cublasHandle_t h) { cublasSgemm(h); }\n"),
             "H04:5 H04:6");
-  EXPECT_EQ(Findings("torch::Tensor f(torch::Tensor a, torch::Tensor b) {\n"
+  EXPECT_EQ(SourceFindings("torch::Tensor f(torch::Tensor a, torch::Tensor b) {\n"
                      "  return at::matmul(a, b);\n"
                      "}\n"),
             "H04:6");
-  EXPECT_EQ(Findings("torch::Tensor f(torch::Tensor a, torch::Tensor b) {\n"
+  EXPECT_EQ(SourceFindings("torch::Tensor f(torch::Tensor a, torch::Tensor b) {\n"
                      "  auto c = a.mm(b);\n"
                      "  return torch::relu(c);\n"
                      "}\n"),
             "H04:6 H04:7");
-  EXPECT_EQ(Findings("torch::Tensor f(const torch::Tensor& a, torch::Tensor b) {\n"
+  EXPECT_EQ(SourceFindings("torch::Tensor f(const torch::Tensor& a, torch::Tensor b) {\n"
                      "  return a + b;\n"
                      "}\n"),
             "H04:6");
-  EXPECT_EQ(Findings("#include <ATen/native/Activation.h>\n#include <cudnn.h>\n"), "H04:5 H04:6");
+  EXPECT_EQ(SourceFindings("#include <ATen/native/Activation.h>\n#include <cudnn.h>\n"), "H04:5 H04:6");
   LegalityOptions libs;
   libs.allow_libraries = true;
-  EXPECT_EQ(Findings("#include <cublas_v2.h>\nvoid g() { cublasSgemm(0); }\n", libs), "");
+  EXPECT_EQ(SourceFindings("#include <cublas_v2.h>\nvoid g() { cublasSgemm(0); }\n", libs), "");
 }
 
 TEST(SourceRulesTest, StreamsThreadsAndEscapes) {
-  EXPECT_EQ(Findings("void g() { cudaStream_t s; cudaStreamCreate(&s); }\n"), "H07:5");
-  EXPECT_EQ(Findings("void g() { std::thread t([]{}); t.detach(); }\n"), "H07:5");
-  EXPECT_EQ(Findings("void g() {\n  pthread_create(0, 0, 0, 0);\n  auto s = "
+  EXPECT_EQ(SourceFindings("void g() { cudaStream_t s; cudaStreamCreate(&s); }\n"), "H07:5");
+  EXPECT_EQ(SourceFindings("void g() { std::thread t([]{}); t.detach(); }\n"), "H07:5");
+  EXPECT_EQ(SourceFindings("void g() {\n  pthread_create(0, 0, 0, 0);\n  auto s = "
                      "at::cuda::getStreamFromPool();\n}\n"),
             "H07:6 H07:7");
-  EXPECT_EQ(Findings("void g(void** f, cudaDriverEntryPointQueryResult* r) {\n"
+  EXPECT_EQ(SourceFindings("void g(void** f, cudaDriverEntryPointQueryResult* r) {\n"
                      "  cudaGetDriverEntryPoint(\"cuStr\" \"eamCreate\", f, 0, r);\n"
                      "  cuGetProcAddress(\"cuLaunchKernel\", f, 12000, 0, 0);\n}\n"),
             "H07:6 H07:7");
-  EXPECT_EQ(Findings("void g() {\n  try { h(); } catch (...) {}\n}\n"), "H03:6");
+  EXPECT_EQ(SourceFindings("void g() {\n  try { h(); } catch (...) {}\n}\n"), "H03:6");
   EXPECT_EQ(
-      Findings("void g() {\n  FILE* f = fopen(\"/x\", \"r\");\n  auto e = getenv(\"X\");\n}\n"),
+      SourceFindings("void g() {\n  FILE* f = fopen(\"/x\", \"r\");\n  auto e = getenv(\"X\");\n}\n"),
       "H20:6 H15:7");
-  EXPECT_EQ(Findings("void g(cudaStreamAttrValue v) {\n  v.accessPolicyWindow.num_bytes = 1;\n}\n"),
+  EXPECT_EQ(SourceFindings("void g(cudaStreamAttrValue v) {\n  v.accessPolicyWindow.num_bytes = 1;\n}\n"),
             "H18:6");
 }
 
 TEST(SourceRulesTest, ReducedPrecision) {
   // Includes and half types are not proof; conversions and tensor-core MMA are only noted (a
   // tensor-core kernel that meets the fp32 tolerance is honest: the trials decide).
-  EXPECT_EQ(Findings("#include <cuda_fp16.h>\n"
+  EXPECT_EQ(SourceFindings("#include <cuda_fp16.h>\n"
                      "#include <mma.h>\n"
                      "__global__ void k(const half* x, __half* y, float* z) {\n"
                      "  y[0] = __float2half(1.0f);\n"
@@ -109,20 +109,20 @@ TEST(SourceRulesTest, ReducedPrecision) {
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_EQ(notes[0].severity, Severity::kInfo);
   EXPECT_NE(notes[0].message.find("fp32 tolerance"), std::string::npos) << notes[0].message;
-  EXPECT_EQ(Findings("#include <cuda_bf16.h>\n"
+  EXPECT_EQ(SourceFindings("#include <cuda_bf16.h>\n"
                      "template <typename T> __device__ float load(const T* p);\n"
                      "template <> __device__ float load<__nv_bfloat16>(const __nv_bfloat16* p);\n"
                      "void f(torch::Tensor x) { if (x.scalar_type() == at::kHalf) return; }\n"),
             "");
-  EXPECT_EQ(Findings("__global__ void k() {\n  nvcuda::wmma::fragment<int> a;\n}\n"), "H13_note:6");
-  EXPECT_EQ(Findings("__global__ void k() {\n  "
+  EXPECT_EQ(SourceFindings("__global__ void k() {\n  nvcuda::wmma::fragment<int> a;\n}\n"), "H13_note:6");
+  EXPECT_EQ(SourceFindings("__global__ void k() {\n  "
                      "asm(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {};\");\n}\n"),
             "H13_note:6");
-  EXPECT_EQ(Findings("void f(torch::Tensor x) { auto p = x.data_ptr<at::Half>(); }\n"), "");
-  EXPECT_EQ(Findings("void f() { setAllowTF32CuBLAS(true); }\n"), "H13:5");
+  EXPECT_EQ(SourceFindings("void f(torch::Tensor x) { auto p = x.data_ptr<at::Half>(); }\n"), "");
+  EXPECT_EQ(SourceFindings("void f() { setAllowTF32CuBLAS(true); }\n"), "H13:5");
   LegalityOptions half_problem;
   half_problem.fp32_problem = false;
-  EXPECT_EQ(Findings("__global__ void k(__half* y) {}\n", half_problem), "");
+  EXPECT_EQ(SourceFindings("__global__ void k(__half* y) {}\n", half_problem), "");
 }
 
 TEST(SourceRulesTest, UnresolvedSourcesAreSkipped) {

@@ -22,7 +22,7 @@ constexpr char kTritonPrelude[] =
     "    tl.store(y_ptr + offs, tl.maximum(x, 0.0) * 2 + 1, mask=offs < n)\n"  // 9
     "\n";                                                                      // 10
 
-std::string Findings(const std::string& rest, LegalityOptions opt = {}) {
+std::string TritonFindings(const std::string& rest, LegalityOptions opt = {}) {
   extract::Candidate c = extract::Extract(std::string(kTritonPrelude) + rest);
   EXPECT_EQ(c.family, backend::Family::kTriton);
   return Summary(Check(c, opt));
@@ -39,7 +39,7 @@ std::string Forward(const std::string& forward) {
 }
 
 TEST(TritonRules, AnHonestCandidatePasses) {
-  EXPECT_EQ(Findings(Forward("        x = x.contiguous()\n"
+  EXPECT_EQ(TritonFindings(Forward("        x = x.contiguous()\n"
                              "        y = torch.empty_like(x)\n"
                              "        n = x.numel()\n"
                              "        grid = lambda meta: (triton.cdiv(n, meta['BLOCK']),)\n"
@@ -50,16 +50,16 @@ TEST(TritonRules, AnHonestCandidatePasses) {
 }
 
 TEST(TritonRules, TorchComputeInForwardIsStillH01) {
-  EXPECT_EQ(Findings(Forward("        y = torch.empty_like(x)\n"
+  EXPECT_EQ(TritonFindings(Forward("        y = torch.empty_like(x)\n"
                              "        k[(1,)](x[:1], y, 1, BLOCK=16)\n"
                              "        return torch.relu(x)\n")),
             "H01:17");
   // Triton calls other than the grid helpers compute beside the kernels.
-  EXPECT_EQ(Findings(Forward("        return triton.testing.do_bench(lambda: x)\n")), "H01:15");
+  EXPECT_EQ(TritonFindings(Forward("        return triton.testing.do_bench(lambda: x)\n")), "H01:15");
 }
 
 TEST(TritonRules, LibrariesInsideAKernelAreH04) {
-  EXPECT_EQ(Findings("import math\n"  // 11
+  EXPECT_EQ(TritonFindings("import math\n"  // 11
                      "@triton.jit\n"
                      "def g(p, n):\n"
                      "    v = tl.load(p)\n"
@@ -82,10 +82,10 @@ TEST(TritonRules, ReducedPrecisionOnAnFp32Problem) {
       "    f = tl.dot(x, x, allow_tf32=False)\n"            // 18 fine
       "    g = tl.dot(x, x, input_precision=\"tf32x3\")\n"  // 19 H13
       "    h = tl.dot(x, x, allow_tf32=True)\n";            // 20 H13
-  EXPECT_EQ(Findings(body), "H13:13 H13_note:16 H13:19 H13:20");
+  EXPECT_EQ(TritonFindings(body), "H13:13 H13_note:16 H13:19 H13:20");
   LegalityOptions half;
   half.fp32_problem = false;
-  EXPECT_EQ(Findings(body, half), "");
+  EXPECT_EQ(TritonFindings(body, half), "");
 }
 
 TEST(TritonRules, KernelsAreNotPythonThatForwardRuns) {

@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "common/clock.h"
+
 namespace kf::queue {
 namespace {
 using nlohmann::json;
@@ -71,12 +73,6 @@ return out
 
 Status ErrorReply(const std::string& what, const Reply& r) {
   return Status::Internal("Redis " + what + ": " + r.str);
-}
-
-long long NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 Result<std::optional<JobResult>> DecodeResult(const Reply& r) {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "common/clock.h"
 #include "queue/redis.h"
 #include "serve/replay.h"
 
@@ -14,11 +15,6 @@ using queue::Redis;
 using queue::Reply;
 
 constexpr std::chrono::milliseconds kTimeout{5'000};
-
-long long NowMs() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
 
 // KEYS: order list, entries hash. ARGV: key, value JSON, capacity, now_ms. Returns the number
 // of entries dropped.

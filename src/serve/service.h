@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/clock.h"
 #include "serve/auth.h"
 #include "serve/front.h"
 #include "serve/metrics.h"
@@ -47,11 +48,6 @@ struct Answer {
 };
 
 Answer Fail(const Status& s) { return {HttpCode(s), ErrorJson(s.message()), ""}; }
-
-int64_t NowMs() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
 
 std::chrono::milliseconds Ms(double s) {
   return std::chrono::milliseconds(static_cast<long long>(s * 1000));

@@ -1,14 +1,11 @@
 #include "serve/ui.h"
 
+#include "common/clock.h"
+
 namespace kf::serve {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-int64_t NowMs() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
 
 // The raw query of a request target ("/ui/x?a=1" -> "a=1").
 std::string QueryOf(const httplib::Request& q) {

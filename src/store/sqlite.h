@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/clock.h"
 #include "common/status.h"
 
 namespace kf::store {
@@ -37,11 +38,6 @@ inline Status FromSqlite(int rc, const std::string& what) {
     default:
       return Status::Internal(msg);
   }
-}
-
-inline int64_t NowMs() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
 }
 
 // Candidate text (compiler output, excerpts) may hold invalid UTF-8; replace rather than throw.

@@ -126,8 +126,6 @@ bool IsPlumbing(const std::string& key) {
   return kPlumbing.count(key) > 0;
 }
 
-bool IsOp(const Token& t, const char* s) { return t.kind == TokenKind::kOp && t.text == s; }
-bool IsOpen(const Token& t) { return IsOp(t, "(") || IsOp(t, "[") || IsOp(t, "{"); }
 bool EndsOperand(const Token& t) {
   return (t.kind == TokenKind::kName && !extract::IsPythonKeyword(t.text)) ||
          t.kind == TokenKind::kNumber || t.kind == TokenKind::kString || IsOp(t, ")") ||
