@@ -21,6 +21,14 @@
 # The output of the last demo is kept in $KFORGE_FRESH_CACHE/last-demo.log, and after a
 # failure kforge's logs from the root in $KFORGE_FRESH_CACHE/last-kforge-logs.
 #
+# The repository lives in the root at the same absolute path as on this machine. With
+# KFORGE_FRESH_CCACHE=DIR (CI sets it: .ci/run), the root gets ccache (the only package added to
+# minbase besides ca-certificates) and its build compiles through the ccache directory DIR, which
+# the host's own build of the same clone fills: a file whose preprocessed source, flags and
+# compiler are the host's is taken from the cache, anything else (a header that is missing here,
+# another compiler) is compiled, or fails, as it would for a new user; linking always runs. The
+# hits are printed with the phases.
+#
 # Every mount lives in a private mount namespace (unshare) whose processes are killed when the
 # script dies, so nothing stays mounted on the host even after `kill -9`; the chroot side also
 # unmounts on exit. Prints the time of each phase and, last, `fresh-root: ok (status ok in N s)`.
@@ -41,7 +49,7 @@ secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f", b - a }'; }
 # The chroot side (phase 3), run as pid 1 of its own pid and mount namespaces (in_ns).
 mounted=()  # the chroot side's mounts, for its EXIT trap (which runs outside inner_chroot)
 inner_chroot() {
-  local rootfs=$1 debs=$2
+  local rootfs=$1 debs=$2 dest=$3 ccache=${4:-}
   unmount_all() {
     local i
     for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
@@ -60,12 +68,19 @@ inner_chroot() {
   mnt --bind /dev/pts "$rootfs/dev/pts"
   mnt -t tmpfs -o mode=1777,nosuid,nodev shm "$rootfs/dev/shm"
   mnt --bind "$debs" "$rootfs/var/cache/apt/archives"
+  local -a cc_env=()
+  if [ -n "$ccache" ]; then
+    mkdir -p "$rootfs/var/cache/kforge-ccache"
+    mnt --bind "$ccache" "$rootfs/var/cache/kforge-ccache"
+    cc_env=(CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_DIR=/var/cache/kforge-ccache
+            CCACHE_COMPILERCHECK=content CCACHE_STATSLOG=/var/cache/kforge-ccache/fresh-root.stats)
+  fi
   cp -L /etc/resolv.conf "$rootfs/etc/resolv.conf"
   # bash -x traces demo.sh's own commands (not those of the scripts it calls), which is how
   # the outer side times the phases; the environment is a new root login's.
   chroot "$rootfs" /usr/bin/env -i HOME=/root USER=root LOGNAME=root SHELL=/bin/bash \
-    TERM=dumb PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    /bin/bash -c 'cd /root/kforge && exec /bin/bash -x scripts/demo.sh' </dev/null
+    TERM=dumb PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "${cc_env[@]}" \
+    /bin/bash -c 'cd "$0" && exec /bin/bash -x scripts/demo.sh' "$dest" </dev/null
 }
 if [ "${1:-}" = __chroot ]; then
   shift
@@ -261,6 +276,12 @@ mapfile -t aptopts < <(host_aptopts)
 aptopts+=('APT::Keep-Downloaded-Packages "true"')  # apt-get's default; `apt` would delete them
 include=()
 grep -q '^URIs: https:' "$work/debian.sources" && include=(--include=ca-certificates)
+ccache_dir=${KFORGE_FRESH_CCACHE:-}
+if [ -n "$ccache_dir" ]; then
+  [ -d "$ccache_dir" ] || die "KFORGE_FRESH_CCACHE=$ccache_dir is not a directory"
+  include+=(--include=ccache)
+  rm -f "$ccache_dir/fresh-root.stats"
+fi
 
 t0=$(now)
 bootstrap=${KFORGE_FRESH_BOOTSTRAP:-mmdebstrap}
@@ -310,14 +331,15 @@ say "$bootstrap: $(du -sh --one-file-system "$rootfs" | cut -f1) in ${took[$boot
 
 # --- phase 2: the repository, as a clean clone plus uncommitted changes ----------------------
 t0=$(now)
-mkdir -p "$rootfs/root/kforge"
+dest=$rootfs$repo
+mkdir -p "$dest"
 git -C "$repo" ls-files -z --cached --others --exclude-standard |
   (cd "$repo" && while IFS= read -r -d '' f; do
      if [ -e "$f" ] || [ -L "$f" ]; then printf '%s\0' "$f"; fi  # a deleted tracked file is left out
    done) |
-  tar -C "$repo" --null --no-recursion -T - -cf - | tar -C "$rootfs/root/kforge" -xf -
+  tar -C "$repo" --null --no-recursion -T - -cf - | tar -C "$dest" -xf -
 record copy "$(secs "$t0" "$(now)")"
-say "copied $(find "$rootfs/root/kforge" -type f | wc -l) files of $repo to /root/kforge"
+say "copied $(find "$dest" -type f | wc -l) files of $repo to the same path in the root"
 
 # --- phase 3: the README's demo inside the root ---------------------------------------------
 mkdir -p "$(dirname "$log")"
@@ -336,7 +358,7 @@ stamp() {
 say "running scripts/demo.sh in the root (output also in $log)"
 t_demo=$(now)
 demo_rc=0
-in_ns stamp bash "$self" __chroot "$rootfs" "$debs" || demo_rc=$?
+in_ns stamp bash "$self" __chroot "$rootfs" "$debs" "$repo" "$ccache_dir" || demo_rc=$?
 t_end=$(now)
 
 # Phases: each traced command of demo.sh lasts until the next one starts (the last until the end).
@@ -362,6 +384,11 @@ while IFS=$'\t' read -r name value; do record "$name" "$value"; done < <(
 status=$(sed 's/\x1b\[[0-9;]*m//g' "$log" |
   awk '/^\+ .*kforge eval/ { e = 1 } e && !found && /^status:/ { print $2; found = 1 }')
 summary
+if [ -n "$ccache_dir" ]; then
+  # One line per compile in the stats log: its counters (direct_cache_hit, cache_miss, ...).
+  awk '/^#/ { n++ } /cache_hit/ { h++ } END { printf "fresh-root: ccache      %d of %d compiles taken from the host'"'"'s build\n", h, n }' \
+    "$ccache_dir/fresh-root.stats" 2>/dev/null || say "ccache: no statistics"
+fi
 if [ "$demo_rc" != 0 ] || [ "$status" != ok ]; then
   # kforge's own logs (runner, build worker) die with the root: keep them, show their ends.
   rm -rf "$cache/last-kforge-logs"
