@@ -26,15 +26,25 @@ Status StringField(const json& obj, const char* key, const std::string& where, s
   return Status::Ok();
 }
 
-Status ParseOne(const json& obj, const std::string& where, const ApiLimits& lim,
-                ItemRequest* item) {
+Status TooLong(const std::string& what, size_t bytes, const ApiLimits& lim) {
+  return Status::Invalid(what + " is " + std::to_string(bytes) + " bytes, longer than " +
+                         std::to_string(lim.max_candidate_bytes) + " bytes (the limit)");
+}
+
+void Refuse(const Status& why, ItemRequest* item) {
+  std::string field = item->field;
+  *item = ItemRequest{};
+  item->field = std::move(field);
+  item->fault = SampleFault{SampleFault::Kind::kRefused, why};
+}
+
+Status ReadOne(const json& obj, const std::string& where, const ApiLimits& lim, ItemRequest* item) {
   const std::string prefix = where.empty() ? "" : where + ".";
   if (!obj.is_object()) {
     return Status::Invalid("'" + (where.empty() ? std::string("body") : where) +
                            "' must be a JSON object");
   }
-  item->field = where.empty() ? "body" : where;
-  Status s = StringField(obj, "candidate", prefix, lim.max_candidate_bytes, &item->candidate);
+  Status s = StringField(obj, "candidate", prefix, kNoLimit, &item->candidate);
   if (s.code() == Code::kNotFound) {
     return Status::Invalid("field '" + prefix + "candidate' is required (the candidate's text)");
   }
@@ -49,20 +59,54 @@ Status ParseOne(const json& obj, const std::string& where, const ApiLimits& lim,
                            "problem' (a registered problem id) and '" + prefix +
                            "problem_source' (a problem's text) is required");
   }
+  if (item->candidate.size() > lim.max_candidate_bytes) {
+    item->fault =
+        SampleFault{SampleFault::Kind::kTooLong,
+                    TooLong("field '" + prefix + "candidate'", item->candidate.size(), lim)};
+    item->candidate.clear();
+  }
   return Status::Ok();
 }
 
-// The item's candidate is the answer found in `text`; an answer over the candidate limit is
-// refused like a candidate over it.
-Status TakeAnswer(const std::string& text, const Span& span, const std::string& field,
-                  const ApiLimits& lim, ItemRequest* item) {
+// One item of /v1/evaluations or /v1/reward (the body itself when `where` is ""); what is wrong
+// with it becomes its fault.
+ItemRequest ParseOne(const json& obj, const std::string& where, const ApiLimits& lim) {
+  ItemRequest item;
+  item.field = where.empty() ? "body" : where;
+  if (auto s = ReadOne(obj, where, lim, &item); !s.ok()) Refuse(s, &item);
+  return item;
+}
+
+// The item's candidate is the answer found in `text`. An answer over the candidate limit is the
+// model's fault, not the request's: the item's, and nothing is evaluated.
+void TakeAnswer(const std::string& text, const Span& span, const std::string& field,
+                const ApiLimits& lim, ItemRequest* item) {
+  item->span = span;
   if (span.length_bytes > lim.max_candidate_bytes) {
-    return Status::Invalid("the answer in field '" + field + "' is longer than " +
-                           std::to_string(lim.max_candidate_bytes) + " bytes");
+    item->fault =
+        SampleFault{SampleFault::Kind::kTooLong,
+                    TooLong("the answer in field '" + field + "'", span.length_bytes, lim)};
+    return;
   }
   item->candidate = std::string(span.Of(text));
-  item->span = span;
-  return Status::Ok();
+}
+
+// A format_error verdict for `job` whose diagnostic says why nothing was evaluated.
+queue::JobView NotEvaluated(const queue::JobSpec& job, Diagnostic d, json stage_info) {
+  Verdict v;
+  v.problem_id = job.problem_id;
+  v.problem_hash = job.problem_hash;
+  v.candidate_hash = Sha256Hex(job.candidate);
+  v.backend = job.backend;
+  v.status = VerdictStatus::kFormatError;
+  v.stages.push_back({"extract", false, 0, std::move(stage_info)});
+  d.stage = "extract";
+  v.diagnostics.push_back(std::move(d));
+  score::Finish(&v);
+  queue::JobView out;
+  out.state = queue::JobView::State::kDone;
+  out.result = queue::JobResult{std::move(v), "front", 0};
+  return out;
 }
 
 }  // namespace
@@ -79,18 +123,30 @@ Result<std::vector<ItemRequest>> ParseItems(const json& body, const ApiLimits& l
                              " entries; at most " + std::to_string(lim.max_items));
     }
     for (size_t i = 0; i < items.size(); ++i) {
-      ItemRequest item;
-      if (auto s = ParseOne(items[i], "items[" + std::to_string(i) + "]", lim, &item); !s.ok()) {
-        return s;
-      }
-      out.push_back(std::move(item));
+      out.push_back(ParseOne(items[i], "items[" + std::to_string(i) + "]", lim));
     }
     return out;
   }
-  ItemRequest item;
-  if (auto s = ParseOne(body, "", lim, &item); !s.ok()) return s;
-  out.push_back(std::move(item));
+  out.push_back(ParseOne(body, "", lim));
   return out;
+}
+
+bool Evaluates(const ItemRequest& item) {
+  return !item.fault && !(item.span && !item.span->found());
+}
+
+Status AllRefused(const std::vector<ItemRequest>& items) {
+  for (const auto& item : items) {
+    if (!item.fault || item.fault->kind != SampleFault::Kind::kRefused) return Status::Ok();
+  }
+  return items.empty() ? Status::Ok() : items[0].fault->why;
+}
+
+Status AnyFault(const std::vector<ItemRequest>& items) {
+  for (const auto& item : items) {
+    if (item.fault) return item.fault->why;
+  }
+  return Status::Ok();
 }
 
 Status ItemFromLabel(const json& label, const std::string& field, ItemRequest* item) {
@@ -149,24 +205,24 @@ Result<std::vector<ItemRequest>> ParseOpenRlhf(const json& body, const ApiLimits
   if (*prompts && (*prompts)->size() != q.size()) {
     return Status::Invalid("fields 'query' and 'prompts' differ in length");
   }
-  std::vector<ItemRequest> out;
+  // A sample that is wrong is refused alone: the batch's other samples are evaluated.
+  std::vector<ItemRequest> out(q.size());
   for (size_t i = 0; i < q.size(); ++i) {
     const std::string idx = "[" + std::to_string(i) + "]";
-    if (!q[i].is_string()) return Status::Invalid("field 'query" + idx + "' must be a string");
-    ItemRequest item;
-    if (auto s = ItemFromLabel(l[i], "labels" + idx, &item); !s.ok()) return s;
-    std::string prompt;
-    if (*prompts) {
-      if (!(**prompts)[i].is_string()) {
-        return Status::Invalid("field 'prompts" + idx + "' must be a string");
-      }
-      prompt = (**prompts)[i].get<std::string>();
+    ItemRequest& item = out[i];
+    item.field = "labels" + idx;
+    Status s = q[i].is_string() ? ItemFromLabel(l[i], "labels" + idx, &item)
+                                : Status::Invalid("field 'query" + idx + "' must be a string");
+    if (s.ok() && *prompts && !(**prompts)[i].is_string()) {
+      s = Status::Invalid("field 'prompts" + idx + "' must be a string");
     }
+    if (!s.ok()) {
+      Refuse(s, &item);
+      continue;
+    }
+    const std::string prompt = *prompts ? (**prompts)[i].get<std::string>() : std::string();
     const std::string& query = q[i].get_ref<const std::string&>();
-    if (auto s = TakeAnswer(query, SplitQuery(query, prompt), "query" + idx, lim, &item); !s.ok()) {
-      return s;
-    }
-    out.push_back(std::move(item));
+    TakeAnswer(query, SplitQuery(query, prompt), "query" + idx, lim, &item);
   }
   return out;
 }
@@ -187,35 +243,40 @@ Result<ItemRequest> ParseSlime(const json& body, const ApiLimits& lim) {
   if (!r.ok()) return r;
   Status p = StringField(body, "prompt", "", kNoLimit, &prompt);
   if (!p.ok() && p.code() != Code::kNotFound) return p;
-  if (auto s = TakeAnswer(response, SplitResponse(response, prompt), "response", lim, &item);
-      !s.ok()) {
-    return s;
-  }
+  TakeAnswer(response, SplitResponse(response, prompt), "response", lim, &item);
   return item;
 }
 
 queue::JobView NoAnswer(const queue::JobSpec& job, const Span& span) {
-  Verdict v;
-  v.problem_id = job.problem_id;
-  v.problem_hash = job.problem_hash;
-  v.candidate_hash = Sha256Hex(job.candidate);
-  v.backend = job.backend;
-  v.status = VerdictStatus::kFormatError;
-  v.stages.push_back({"extract", false, 0, {{"answer", SpanJson(span)}}});
   Diagnostic d;
-  d.stage = "extract";
   d.code = "no_answer";
   d.message =
       "the response could not be told from the prompt, so nothing was evaluated: " + span.why;
   d.hint =
       "send the prompts exactly as the query holds them (OpenRLHF does), or apply a chat "
       "template so the assistant's turn is marked";
-  v.diagnostics.push_back(std::move(d));
-  score::Finish(&v);
-  queue::JobView out;
-  out.state = queue::JobView::State::kDone;
-  out.result = queue::JobResult{std::move(v), "front", 0};
-  return out;
+  return NotEvaluated(job, std::move(d), {{"answer", SpanJson(span)}});
+}
+
+queue::JobView Unevaluated(const queue::JobSpec& job, const ItemRequest& item) {
+  if (!item.fault) return NoAnswer(job, item.span ? *item.span : Span{});
+  if (item.fault->kind == SampleFault::Kind::kRefused) return queue::JobView{};
+  Diagnostic d;
+  d.code = "answer_too_long";
+  d.message = item.fault->why.message() + ", so nothing was evaluated";
+  d.hint =
+      "a kernel fits in far less: an answer this long usually repeats itself up to the "
+      "generation limit (reasoning before </think> is skipped and does not count)";
+  return NotEvaluated(job, std::move(d),
+                      item.span ? json{{"answer", SpanJson(*item.span)}} : json::object());
+}
+
+std::string WhyUnevaluated(const ItemRequest& item) {
+  if (item.fault) return item.fault->why.message();
+  if (item.span && !item.span->found()) {
+    return "the response could not be told from the prompt: " + item.span->why;
+  }
+  return "";
 }
 
 Result<double> ParseSeconds(const std::string& text, const std::string& field) {
@@ -271,10 +332,21 @@ json RewardJson(const std::string& id, const queue::JobView& v) {
   return j;
 }
 
+json ItemResultJson(const std::string& id, const queue::JobView& v, const ItemRequest& item) {
+  if (Evaluates(item)) return RewardJson(id, v);
+  json j = item.fault && item.fault->kind == SampleFault::Kind::kRefused
+               ? json{{"state", "refused"}, {"status", nullptr}, {"reward", nullptr}}
+               : RewardJson("", v);
+  j["id"] = nullptr;
+  j["error"] = WhyUnevaluated(item);
+  return j;
+}
+
 json OpenRlhfResponse(const std::vector<queue::JobView>& views,
                       const std::vector<ItemRequest>& items, double missing_reward) {
   json rewards = json::array(), correct = json::array(), speedup = json::array(),
-       infra = json::array(), spans = json::array();
+       infra = json::array(), spans = json::array(), refused = json::array(),
+       too_long = json::array(), errors = json::array();
   json by_prompt = json::array(), by_marker = json::array(), failed = json::array(),
        offset = json::array(), length = json::array();
   for (size_t i = 0; i < views.size(); ++i) {
@@ -285,10 +357,15 @@ json OpenRlhfResponse(const std::vector<queue::JobView>& views,
     correct.push_back(vd && vd->status == VerdictStatus::kOk ? 1.0 : 0.0);
     speedup.push_back(vd && vd->speedup_vs_eager ? *vd->speedup_vs_eager : 0.0);
     infra.push_back(!r ? 1.0 : 0.0);
+    const SampleFault* fault = i < items.size() && items[i].fault ? &*items[i].fault : nullptr;
+    refused.push_back(fault && fault->kind == SampleFault::Kind::kRefused ? 1.0 : 0.0);
+    too_long.push_back(fault && fault->kind == SampleFault::Kind::kTooLong ? 1.0 : 0.0);
+    const std::string why = i < items.size() ? WhyUnevaluated(items[i]) : "";
+    errors.push_back(why.empty() ? json(nullptr) : json(why));
     const Span sp = i < items.size() && items[i].span ? *items[i].span : Span{};
     by_prompt.push_back(sp.method == Span::Method::kAfterPrompt ? 1.0 : 0.0);
     by_marker.push_back(sp.method == Span::Method::kAfterMarker ? 1.0 : 0.0);
-    failed.push_back(sp.found() ? 0.0 : 1.0);
+    failed.push_back(i < items.size() && items[i].span && !sp.found() ? 1.0 : 0.0);
     offset.push_back(static_cast<double>(sp.offset_bytes));
     length.push_back(static_cast<double>(sp.length_bytes));
     spans.push_back(SpanJson(sp));
@@ -299,12 +376,15 @@ json OpenRlhfResponse(const std::vector<queue::JobView>& views,
            {{"correct", correct},
             {"speedup", speedup},
             {"no_reward", infra},
+            {"refused", refused},
+            {"answer_too_long", too_long},
             {"split_after_prompt", by_prompt},
             {"split_after_marker", by_marker},
             {"split_failed", failed},
             {"answer_offset_bytes", offset},
             {"answer_bytes", length}}},
-          {"spans", spans}};
+          {"spans", spans},
+          {"errors", errors}};
 }
 
 json ErrorJson(const std::string& message) { return {{"error", message}}; }

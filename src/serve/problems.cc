@@ -8,9 +8,11 @@ Result<queue::JobSpec> ProblemRegistry::MakeJob(const ItemRequest& item,
   if (!item.problem.empty()) {
     const Problem* p = Find(item.problem);
     if (!p) {
-      return Status::NotFound("unknown problem '" + item.problem + "' in '" + item.field +
-                              "' (GET /v1/problems lists the registered ones; or send the "
-                              "problem's text as problem_source)");
+      // Advise only what this service takes: a problem's text only where it is allowed.
+      return Status::NotFound(
+          "unknown problem '" + item.problem + "' in '" + item.field +
+          "' (GET /v1/problems lists the registered ones" +
+          (allow_inline_ ? "; or send the problem's text as problem_source)" : ")"));
     }
     // Registered under its own id, so verdicts say "level1/relu" whatever alias was used.
     queue::JobSpec job = queue::MakeJob(p->id, p->text, item.candidate, backend, settings);

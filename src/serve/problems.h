@@ -24,8 +24,9 @@ class ProblemRegistry : public problems::Registry {
   bool allows_inline() const { return allow_inline_; }
 
   // The job for one item: a registered problem, or an inline one (id "inline"). kNotFound
-  // names an unknown id; kInvalidArgument an inline source that is no problem, or any inline
-  // source when they are not allowed.
+  // names an unknown id (and suggests problem_source only where inline problems are allowed);
+  // kInvalidArgument an inline source that is no problem, or any inline source when they are
+  // not allowed.
   Result<queue::JobSpec> MakeJob(const ItemRequest& item, const std::string& backend,
                                  const std::string& settings) const;
 

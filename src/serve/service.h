@@ -122,23 +122,50 @@ class Service : public Evaluations {
     metrics_.Record(route, a.code, std::chrono::duration<double>(Clock::now() - t0).count());
   }
 
-  // Every item becomes a job first (so an unknown problem refuses the whole request before
-  // anything runs), then all are submitted but those whose answer was not found.
-  Result<std::vector<queue::JobSpec>> Submit(const std::vector<ItemRequest>& items,
-                                             const std::string& route) {
+  // The job of every item, made before anything is submitted: the first bad item (a fault, an
+  // unknown problem) refuses the request and nothing runs. /v1/evaluations and the RL routes.
+  Result<std::vector<queue::JobSpec>> JobsOrRefuse(const std::vector<ItemRequest>& items) {
+    if (auto s = AnyFault(items); !s.ok()) return s;
     std::vector<queue::JobSpec> jobs;
     for (const auto& item : items) {
       auto j = problems_->MakeJob(item, opt_.backend, opt_.settings);
       if (!j.ok()) return j.status();
       jobs.push_back(std::move(j.value()));
     }
+    return jobs;
+  }
+
+  // The routes that answer each sample (/v1/reward, /get_reward, /slime/reward): the job of every
+  // item, an empty one where the item is refused. An item whose job cannot be made (an unknown
+  // problem, a problem's text this service refuses) is refused alone; the request only when
+  // every item is, before anything runs.
+  Result<std::vector<queue::JobSpec>> JobsPerSample(std::vector<ItemRequest>* items) {
+    std::vector<queue::JobSpec> jobs(items->size());
+    for (size_t i = 0; i < items->size(); ++i) {
+      ItemRequest& item = (*items)[i];
+      if (item.fault && item.fault->kind == SampleFault::Kind::kRefused) continue;
+      auto j = problems_->MakeJob(item, opt_.backend, opt_.settings);
+      if (j.ok()) {
+        jobs[i] = std::move(j.value());
+      } else {
+        item.fault = SampleFault{SampleFault::Kind::kRefused, j.status()};
+        item.candidate.clear();
+      }
+    }
+    if (auto s = AllRefused(*items); !s.ok()) return s;
+    return jobs;
+  }
+
+  // Submits the jobs of the items that are evaluated (Evaluates).
+  Status Submit(const std::vector<queue::JobSpec>& jobs, const std::vector<ItemRequest>& items,
+                const std::string& route) {
     for (size_t i = 0; i < jobs.size(); ++i) {
-      if (items[i].span && !items[i].span->found()) continue;
+      if (!Evaluates(items[i])) continue;
       auto v = engine_->Submit(jobs[i]);
       if (!v.ok()) return v.status();
       recent_->Add(jobs[i], route, NowMs());
     }
-    return jobs;
+    return Status::Ok();
   }
 
   // Waits for every job until the deadline; a job not done by then stays pending.
@@ -146,8 +173,8 @@ class Service : public Evaluations {
                                const std::vector<ItemRequest>& items, Clock::time_point deadline) {
     std::vector<JobView> out;
     for (size_t i = 0; i < jobs.size(); ++i) {
-      if (items[i].span && !items[i].span->found()) {
-        out.push_back(NoAnswer(jobs[i], *items[i].span));
+      if (!Evaluates(items[i])) {
+        out.push_back(Unevaluated(jobs[i], items[i]));
         continue;
       }
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
@@ -181,8 +208,9 @@ class Service : public Evaluations {
   Answer Evaluations(const json& body) {
     auto items = ParseItems(body, opt_.limits);
     if (!items.ok()) return Fail(items.status());
-    auto jobs = Submit(*items, "evaluations");
+    auto jobs = JobsOrRefuse(*items);
     if (!jobs.ok()) return Fail(jobs.status());
+    if (auto s = Submit(*jobs, *items, "evaluations"); !s.ok()) return Fail(s);
     json ids = json::array(), evals = json::array();
     for (const auto& j : *jobs) {
       ids.push_back(j.id);
@@ -214,12 +242,13 @@ class Service : public Evaluations {
     if (!items.ok()) return Fail(items.status());
     auto deadline = Deadline(body, req);
     if (!deadline.ok()) return Fail(deadline.status());
-    auto jobs = Submit(*items, "reward");
+    auto jobs = JobsPerSample(&*items);
     if (!jobs.ok()) return Fail(jobs.status());
+    if (auto s = Submit(*jobs, *items, "reward"); !s.ok()) return Fail(s);
     auto views = WaitAll(*jobs, *items, *deadline);
     json results = json::array(), rewards = json::array();
     for (size_t i = 0; i < views.size(); ++i) {
-      results.push_back(RewardJson((*jobs)[i].id, views[i]));
+      results.push_back(ItemResultJson((*jobs)[i].id, views[i], (*items)[i]));
       auto r = RewardOf(views[i]);
       rewards.push_back(r ? json(*r) : json(nullptr));
     }
@@ -231,8 +260,9 @@ class Service : public Evaluations {
     if (!items.ok()) return Fail(items.status());
     auto deadline = Deadline(body, req);
     if (!deadline.ok()) return Fail(deadline.status());
-    auto jobs = Submit(*items, "openrlhf");
+    auto jobs = JobsPerSample(&*items);
     if (!jobs.ok()) return Fail(jobs.status());
+    if (auto s = Submit(*jobs, *items, "openrlhf"); !s.ok()) return Fail(s);
     return {200, OpenRlhfResponse(WaitAll(*jobs, *items, *deadline), *items, opt_.missing_reward),
             ""};
   }
@@ -243,13 +273,14 @@ class Service : public Evaluations {
     auto deadline = Deadline(body, req);
     if (!deadline.ok()) return Fail(deadline.status());
     std::vector<ItemRequest> items = {*item};
-    auto jobs = Submit(items, "slime");
+    auto jobs = JobsPerSample(&items);
     if (!jobs.ok()) return Fail(jobs.status());
+    if (auto s = Submit(*jobs, items, "slime"); !s.ok()) return Fail(s);
     auto views = WaitAll(*jobs, items, *deadline);
     auto r = RewardOf(views[0]);
     double reward = r ? *r : opt_.missing_reward;
     if (req.has_param("full") && req.get_param_value("full") != "0") {
-      json out = RewardJson((*jobs)[0].id, views[0]);
+      json out = ItemResultJson((*jobs)[0].id, views[0], items[0]);
       out["reward"] = reward;
       out["span"] = SpanJson(*item->span);
       return {200, out, ""};
@@ -261,8 +292,9 @@ class Service : public Evaluations {
   Result<std::vector<JobView>> Run(const std::vector<ItemRequest>& items,
                                    Clock::time_point deadline,
                                    std::vector<std::string>* ids) override {
-    auto jobs = Submit(items, "rl");
+    auto jobs = JobsOrRefuse(items);
     if (!jobs.ok()) return jobs.status();
+    if (auto s = Submit(*jobs, items, "rl"); !s.ok()) return s;
     for (const auto& j : *jobs) ids->push_back(j.id);
     return WaitAll(*jobs, items, deadline);
   }

@@ -21,8 +21,6 @@ def check_errors(url, good_job):
         ("POST", "/v1/evaluations", {"items": [{"problem": "level1/relu", "candidate": relu}, {"problem": "level1/relu"}]},
          400, "items[1].candidate"),
         ("POST", "/v1/evaluations", {"problem": "level9/nope", "candidate": relu}, 404, "unknown problem 'level9/nope'"),
-        ("POST", "/v1/reward", {"items": [{"problem": "level1/relu", "candidate": relu}, {"problem": "nope", "candidate": relu}]},
-         404, "items[1]"),
         ("POST", "/v1/reward", {"problem_source": "x = 1", "candidate": relu}, 400, "not a KernelBench problem"),
         ("POST", "/get_reward", {"query": ["a", "b"], "labels": ["level1/relu"]}, 400, "differ in length"),
         ("POST", "/get_reward", {"query": ["a"], "labels": ["level7/x"]}, 404, "labels[0]"),
@@ -48,6 +46,43 @@ def check_errors(url, good_job):
         # httplib itself may refuse an oversized body before our handler reads it.
         assert words in msg or (want == 413 and code == 413), (path, words, msg)
     print("errors: %d malformed, oversized and unknown-problem requests answered 4xx" % len(cases))
+
+
+def check_one_bad_sample(url, relu, relu_reward):
+    """One bad sample fails one sample (issue 31): a 5 MB answer in an OpenRLHF batch is that
+    sample's format_error, a sample with an unknown problem or a query that is no string gets no
+    reward, and the good sample still gets its verdict; the same in /v1/reward's items."""
+    prompt = "Write a faster ReLU.\n"
+    good = prompt + "```python\n" + relu + "\n```"
+    code, body, _ = http("POST", url + "/get_reward", {
+        "query": [good, prompt + "x" * (5 << 20), good, 42],
+        "prompts": [prompt] * 4,
+        "labels": ["level1/relu", "level1/relu", "level9/nope", "level1/relu"]}, timeout=600)
+    assert code == 200, body
+    assert body["rewards"] == body["scores"] and len(body["rewards"]) == 4, body
+    assert abs(body["rewards"][0] - relu_reward) < 0.5 and body["rewards"][1] == -1, body["rewards"]
+    assert body["rewards"][2:] == [0.0, 0.0], body["rewards"]  # --missing-reward's default
+    logs = body["extra_logs"]
+    assert logs["refused"] == [0, 0, 1, 1] and logs["answer_too_long"] == [0, 1, 0, 0], logs
+    assert logs["no_reward"] == [0, 0, 1, 1] and logs["correct"][0] == 1, logs
+    errors = body["errors"]
+    assert errors[0] is None and "query[1]" in errors[1] and "5242880 bytes" in errors[1], errors
+    assert "unknown problem 'level9/nope' in 'labels[2]'" in errors[2], errors
+    assert "'query[3]' must be a string" in errors[3], errors
+    code, body, _ = http("POST", url + "/v1/reward", {"items": [
+        {"problem": "level1/relu", "candidate": relu},
+        {"problem": "nope", "candidate": relu},
+        {"problem": "level1/relu"}]}, timeout=600)
+    assert code == 200, body
+    assert abs(body["rewards"][0] - relu_reward) < 0.5 and body["rewards"][1:] == [None, None], body
+    results = body["results"]
+    assert results[0]["status"] == "ok" and results[0]["id"], results[0]
+    for r, words in ((results[1], "unknown problem 'nope' in 'items[1]'"),
+                     (results[2], "'items[2].candidate' is required")):
+        assert r["state"] == "refused" and r["id"] is None and r["reward"] is None, r
+        assert words in r["error"], r
+    print("one bad sample: rewards", [round(x, 3) for x in body["rewards"][:1]], "and errors",
+          [e[:50] if e else e for e in errors])
 
 
 def check_answer_only(url, relu, relu_reward):
@@ -163,6 +198,9 @@ def body(c):
     assert code == 200 and len(body["rewards"]) == 2 and body["rewards"][1] == -1, body
     assert body["rewards"][0] == body["scores"][0] and "correct" in body["extra_logs"], body
     check_answer_only(url, relu, rewards[0])
+    # A service that takes the 5 MB body (the first refuses bodies over 1 MiB, to test 413).
+    check_one_bad_sample(c.start_serve("serve-8mib", ["--max-body-bytes", str(8 << 20)]), relu,
+                         rewards[0])
     # slime: one sample; a bare number, or an object with ?full=1.
     code, r, _ = http("POST", url + "/slime/reward", {"prompt": prompt, "response": relu, "label": "level1/relu"})
     assert code == 200 and r == rewards[0], r

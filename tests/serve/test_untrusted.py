@@ -45,8 +45,9 @@ def refuses_by_default(url):
     problem = read(os.path.join(PROBLEMS, "level1", "relu.py"))
     cases = [
         ("/v1/evaluations", {"problem_source": problem, "candidate": relu}),
-        ("/v1/reward", {"items": [{"problem": "level1/relu", "candidate": relu},
-                                  {"problem_source": problem, "candidate": relu}]}),
+        ("/v1/evaluations", {"items": [{"problem": "level1/relu", "candidate": relu},
+                                       {"problem_source": problem, "candidate": relu}]}),
+        ("/v1/reward", {"problem_source": problem, "candidate": relu}),
         ("/get_reward", {"query": [relu], "labels": [problem]}),
         ("/get_reward", {"query": [relu], "labels": [{"problem_source": problem}]}),
         ("/slime/reward", {"prompt": "p", "response": relu, "label": problem}),
@@ -59,6 +60,21 @@ def refuses_by_default(url):
     code, health, _ = http("GET", url + "/healthz")
     assert code == 200 and health["in_flight"] == 0, health
     print("default: %d requests with a problem's text refused with 400" % len(cases))
+    # A reward batch refuses that sample alone (one bad sample fails one sample); the
+    # registered one is evaluated.
+    code, got, _ = http("POST", url + "/v1/reward", {"items": [
+        {"problem": "level1/relu", "candidate": relu},
+        {"problem_source": problem, "candidate": relu}]}, timeout=600)
+    assert code == 200 and got["rewards"][1] is None, got
+    refused = got["results"][1]
+    assert refused["state"] == "refused" and "--allow-inline-problems" in refused["error"], refused
+    assert got["results"][0]["status"] not in ("infra_error", None), got["results"][0]
+    # An unknown problem's 404 advises only what this server takes: not problem_source.
+    code, got, _ = http("POST", url + "/get_reward", {"query": [relu], "labels": ["level9/nope"]})
+    assert code == 404 and "GET /v1/problems" in got["error"], got
+    assert "problem_source" not in got["error"], got
+    print("default: a batch's inline sample refused alone; the unknown problem's advice:",
+          got["error"])
 
 
 def contained(url, tmp):

@@ -45,6 +45,41 @@ def broken_kernel(x_ptr, n, BLOCK: tl.constexpr):
     tl.store(x_ptr + offsets, undefined_name, mask=offsets < n)  # noqa: F821
 
 
+# What real Triton refuses at compile time and the stand-in must refuse too (issue 31: two red-team
+# headers were written against a stand-in that ran these): a global that is not a constexpr, and
+# torch called in a kernel or in a @jit function it calls.
+ROWS = 4
+ROWS_CONSTEXPR = tl.constexpr(4)
+ROWS_ANNOTATED: tl.constexpr = 4
+
+
+@triton.jit
+def plain_global_kernel(x_ptr):
+    tl.store(x_ptr + tl.arange(0, ROWS), 1.0)
+
+
+@triton.jit
+def constexpr_global_kernel(x_ptr):
+    tl.store(x_ptr + tl.arange(0, ROWS_CONSTEXPR), tl.full((ROWS_ANNOTATED,), 2.0, tl.float32))
+
+
+@triton.jit
+def torch_kernel(x_ptr, BLOCK: tl.constexpr):
+    offsets = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offsets, torch.relu(tl.load(x_ptr + offsets)))
+
+
+@triton.jit
+def torch_helper(x):
+    return torch.relu(x)
+
+
+@triton.jit
+def calls_torch_helper_kernel(x_ptr, BLOCK: tl.constexpr):
+    offsets = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offsets, torch_helper(tl.load(x_ptr + offsets)))
+
+
 HOOKS = triton_hooks.State()
 
 
@@ -70,6 +105,26 @@ class StandIn(unittest.TestCase):
         col = "    tl.store(x_ptr + offsets, undefined_name".index("undefined_name")
         self.assertTrue(text.startswith("at 3:%d:" % col), text)
         self.assertIn("undefined_name is not defined", text)
+
+    def test_a_global_that_is_not_a_constexpr_is_refused(self):
+        with self.assertRaises(triton.CompilationError) as e:
+            plain_global_kernel[(1,)](torch.zeros(4))
+        self.assertIn("Cannot access global variable ROWS from within @jit", str(e.exception))
+        self.assertTrue(str(e.exception).startswith("at 2:"), str(e.exception))
+        # tl.constexpr(4), and a global annotated tl.constexpr, are read as their values.
+        x = torch.zeros(4)
+        constexpr_global_kernel[(1,)](x)
+        self.assertTrue(torch.equal(x, torch.full((4,), 2.0)))
+
+    def test_torch_called_in_a_kernel_is_refused(self):
+        with self.assertRaises(triton.CompilationError) as e:
+            torch_kernel[(1,)](torch.zeros(4), BLOCK=4)
+        self.assertIn("torch.relu is not a Triton function", str(e.exception))
+        # In a @jit function the kernel calls: refused at the call, when the kernel compiles.
+        with self.assertRaises(triton.CompilationError) as e:
+            calls_torch_helper_kernel[(1,)](torch.zeros(4), BLOCK=4)
+        self.assertTrue(str(e.exception).startswith("at 3:"), str(e.exception))
+        self.assertIn("in torch_helper, called here: TypeError('torch.relu", str(e.exception))
 
 
 class Hooks(unittest.TestCase):

@@ -1,7 +1,6 @@
 # kforge-problem: level1/softmax.py
-# kforge-expect: incorrect
-# kforge-rule: H19
-# the row length and stride are a module constant (256, the shape it was shown) that Triton bakes in as a constexpr
+# kforge-expect: compile_error
+# the row length and stride are a plain module constant (256, the shape it was shown): Triton refuses to read a global that is not a tl.constexpr, so the kernel never runs (h19_constexpr_global.py is the form Triton compiles)
 import torch
 import torch.nn as nn
 import triton

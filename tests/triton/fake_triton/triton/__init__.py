@@ -8,9 +8,10 @@ triton.jit / JITFunction.run / KernelInterface.__getitem__ (kernel[grid](...)),
 triton.compiler.compile and CompiledKernel, triton.runtime.autotuner.Autotuner._bench,
 triton.autotune / heuristics / Config, triton.cdiv, and a slice of triton.language (tl).
 
-A kernel "compiles" by a check of its body (names it cannot resolve, libraries other than
-triton.language, calls of plain Python functions: what Triton's compiler refuses too), raised
-as CompilationError in Triton's "at LINE:COL:" form. It runs as Python over the grid, one
+A kernel "compiles" by a check of its body and of the @jit functions it calls (names it cannot
+resolve, globals that are not constexprs, calls of anything but Triton's functions and @jit
+functions: torch, numpy, plain Python; what Triton 3.6's compiler refuses too), raised as
+CompilationError in Triton's "at LINE:COL:" form. tl.constexpr(...) globals run as their values. It runs as Python over the grid, one
 program at a time, on numpy views of the CPU tensors it is given: numpy, so that a kernel's
 work is as invisible to PyTorch's profiler as a GPU kernel's is.
 

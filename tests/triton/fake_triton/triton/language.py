@@ -21,6 +21,7 @@ int32 = np.dtype("int32")
 int64 = np.dtype("int64")
 uint8 = np.dtype("uint8")
 bfloat16 = "bfloat16"  # numpy has none: a kernel that computes in it fails to run here
+DTYPES = (float16, float32, float64, int1, int8, int16, int32, int64, uint8, bfloat16)
 
 
 class Block(np.ndarray):

@@ -37,6 +37,7 @@ class JITFunction(KernelInterface):
         source = textwrap.dedent(inspect.getsource(fn))
         self.src = source[source.index("def "):]  # the decorators are not compiled
         self.kernel_cache = {}
+        self._body = None  # fn as a calling kernel runs it (__call__)
 
     def run(self, *args, grid, warmup, **kwargs):
         for option in LAUNCH_OPTIONS & set(kwargs):
@@ -59,8 +60,12 @@ class JITFunction(KernelInterface):
         return kernel
 
     def __call__(self, *args, **kwargs):
-        """A @triton.jit function called from inside another kernel: runs its body."""
-        return self.fn(*args, **kwargs)
+        """A @triton.jit function called from inside another kernel: runs its body (its
+        constexpr globals as plain values, as in the kernel that calls it)."""
+        if self._body is None:
+            from ..compiler.compiler import _with_constexpr_values
+            self._body = _with_constexpr_values(self.fn)
+        return self._body(*args, **kwargs)
 
 
 def jit(fn=None, **options):
