@@ -93,8 +93,13 @@ def lane_test(args):
     dyn = stage(verdicts[4], "build")
     assert dyn["deferred_to_run_time"] == 1, dyn
     ex = stage(verdicts[4], "execute")
-    # the same code as same_name_relu.py: found in the cache, not compiled again
-    assert ex["run_time_builds"] == 1 and ex["run_time_compiled"] == 0, ex
+    # The same code as same_name_relu.py, under the same key: compiled once between the two.
+    # Either may come first: the lane runs a candidate whose build is done, and the run-time
+    # build has nothing to wait for while same_name_relu's compile may still be running (seen
+    # on a loaded machine: the run-time build compiled, the static one found it).
+    static = stage(verdicts[2], "build")
+    assert ex["run_time_builds"] == 1, ex
+    assert ex["run_time_compiled"] + static["compiled"] <= 1, (ex, static)
     assert verdicts[2]["candidate"]["hash"] != verdicts[3]["candidate"]["hash"]
 
 
