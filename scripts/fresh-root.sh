@@ -74,6 +74,12 @@ inner_chroot() {
     mnt --bind "$ccache" "$rootfs/var/cache/kforge-ccache"
     cc_env=(CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_DIR=/var/cache/kforge-ccache
             CCACHE_COMPILERCHECK=content CCACHE_STATSLOG=/var/cache/kforge-ccache/fresh-root.stats)
+    # ccache hashes the locale (it changes the compiler's messages): the host's, or nothing
+    # would match (LANG=C.UTF-8 there, none in a new root login).
+    local v
+    for v in LANG LC_ALL LC_CTYPE LC_MESSAGES; do
+      [ -n "${!v:-}" ] && cc_env+=("$v=${!v}")
+    done
   fi
   cp -L /etc/resolv.conf "$rootfs/etc/resolv.conf"
   # bash -x traces demo.sh's own commands (not those of the scripts it calls), which is how
