@@ -8,5 +8,8 @@ cd "$root"
 # A cache of this run's own, so the suite proves builds happen and are then reused.
 export KFORGE_CACHE=${KFORGE_TEST_CACHE:-$(mktemp -d /tmp/kforge-it.XXXXXX)}
 python=${KFORGE_PYTHON:-/usr/bin/python3}
+# Two evaluations at a time (KFORGE_IT_JOBS): one waits on its compiler or its sandboxed calls
+# for about a third of its time, and one at a time made this suite CI's longest chain.
 exec "$python" tests/integration/eval_examples.py --kforge "$kforge" --backend cpu \
-  --examples examples/cpu --problems problems --python "$python" --lane-test
+  --examples examples/cpu --problems problems --python "$python" --lane-test \
+  --jobs "${KFORGE_IT_JOBS:-2}"
