@@ -14,6 +14,7 @@ With --policy kernelbench, an example may expect another status under KernelBenc
     # kforge-rule-kernelbench: H01     (ok: these PyTorch ops must be listed as having run)
 """
 import argparse
+import glob
 import json
 import os
 import re
@@ -100,6 +101,23 @@ def lane_test(args):
     static = stage(verdicts[2], "build")
     assert ex["run_time_builds"] == 1, ex
     assert ex["run_time_compiled"] + static["compiled"] <= 1, (ex, static)
+    # ...and under one key: a single artifact holds that extension, whichever build made it
+    # (same_name_wrong.py's has another fallback value; no other candidate of the suites uses
+    # this name with this code).
+    cache = os.environ.get("KFORGE_BUILD_CACHE") or os.environ.get("KFORGE_CACHE")
+    if cache:
+        holders = []
+        for d in glob.glob(os.path.join(cache, "artifacts", "*", "")):
+            try:
+                with open(os.path.join(d, "result.json")) as f:
+                    name = json.load(f).get("module_name")
+                with open(os.path.join(d, "main.cpp")) as f:
+                    code = f.read()
+            except (OSError, ValueError):
+                continue
+            if name == "elementwise_add" and "in[i] > 0.0f ? in[i] : 0.0f;" in code:
+                holders.append(d)
+        assert len(holders) == 1, holders
     assert verdicts[2]["candidate"]["hash"] != verdicts[3]["candidate"]["hash"]
 
 
