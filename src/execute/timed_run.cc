@@ -152,32 +152,22 @@ bool CandidateRun::Time() {
   facts.span_ms = MsSince(timing_start);
   facts.host_has_children = facts.gap_ms > 0.05 && HasChildren(host);
   const WallClock bound = JudgeWallClock(facts);
-  if (bound != WallClock::kWithin) {
-    std::string seen = "reported " + FormatNumber(t->summary.median_ms) +
-                       " ms per call but the wall clock saw " + FormatNumber(net) + " ms";
-    // The machine, not the candidate, may have made the gap (kBusy): never `ok` then, and
-    // not `cheat` either, but not measured, to be evaluated again (infrastructure results
-    // are never stored).
-    if (bound == WallClock::kBusy) {
-      out_.outcome = Outcome::kInfraError;
-      out_.diagnostics.push_back(Diag("timing", kBusyCode,
-                                      "the machine was too busy to time this candidate: it " +
-                                          seen + ", and its host waited " + FormatNumber(wait_ms) +
-                                          " ms for a CPU during those calls",
-                                      0, "Evaluate it again on a quieter machine."));
-      return false;
-    }
-    return Cheat("H07", seen + ": work escaped the timer (another stream or thread?)" +
-                            (span.ok ? "; its host's main thread waited " + FormatNumber(wait_ms) +
-                                           " ms for a CPU, its other threads ran " +
-                                           FormatNumber(std::max(0.0, span.others_cpu_ms())) + " ms"
-                                     : std::string()));
-  }
+  const std::string seen = "reported " + FormatNumber(t->summary.median_ms) +
+                           " ms per call but the wall clock saw " + FormatNumber(net) + " ms";
+  const std::string escaped_why =
+      seen + ": work escaped the timer (another stream or thread?)" +
+      (span.ok ? "; its host's main thread waited " + FormatNumber(wait_ms) +
+                     " ms for a CPU, its other threads ran " +
+                     FormatNumber(std::max(0.0, span.others_cpu_ms())) + " ms"
+               : std::string());
+  // The bound is ruled on with the timed outputs (JudgeTiming), once they are checked.
+  const bool gap_escaped = bound == WallClock::kEscaped;
   // The timed calls are not traced (tracing would slow them): one untimed, traced call on
   // the first timing set instead, before emit overwrites its outputs with the timed ones.
   if (!guards_.empty()) {
     auto r = Ask({{"op", "call"}, {"slot", names[0]}, {"buffers", (*pool)[0]}}, opt_.call_timeout);
     if (!r.ok() || !r->value("ok", false)) {
+      if (gap_escaped) return Cheat("H07", escaped_why);
       return Failed("timing", "a call on the timing inputs", r, opt_.call_timeout);
     }
     if (FellBack(*r, "a call on the timing inputs")) return false;
@@ -190,8 +180,10 @@ bool CandidateRun::Time() {
   for (size_t i = 0; i < names.size(); ++i) {
     if (last_index[i] < 0) continue;  // never timed (fewer calls than slots)
     auto e = Ask({{"op", "emit"}, {"slot", names[i]}, {"buffers", (*pool)[i]}}, opt_.call_timeout);
-    if (!e.ok() || !e->value("ok", false))
+    if (!e.ok() || !e->value("ok", false)) {
+      if (gap_escaped) return Cheat("H07", escaped_why);
       return Failed("timing", "returning timed outputs", e, opt_.call_timeout);
+    }
     auto c = CheckSlot(names[i], {{"seed", perturb_seed}, {"index", last_index[i]}});
     if (!c.ok()) return Infra("the judge failed to check timed outputs: " + c.status().message());
     if (c->value("pass", false)) {
@@ -204,54 +196,78 @@ bool CandidateRun::Time() {
     }
     wrong.push_back(i);
   }
-  if (wrong.empty()) {
-    out_.timing = *t;
-    out_.gpu = {{"start", gpu_start}, {"end", lane_.GpuState(problem_)}};
-    out_.lane_cpus = lane_.opt.cpus;
-    if (baselines) out_.baselines = baselines->Result();
-    return true;
-  }
   // Right in the correctness trials, wrong when timed. Decide by what runs whether it behaves
   // differently when measured (H15) or is simply wrong on these inputs: call it again, untimed,
   // on the same inputs, and on a timed set it got right.
-  auto untimed_right = [&](size_t i) -> Result<bool> {
-    auto r = Ask({{"op", "call"}, {"slot", names[i]}, {"buffers", (*pool)[i]}}, opt_.call_timeout);
-    if (!r.ok() || !r->value("ok", false)) return false;  // it fails on them untimed too
-    auto c = CheckSlot(names[i], {{"seed", perturb_seed}, {"index", last_index[i]}});
-    if (!c.ok()) return c.status();
-    return c->value("pass", false);
-  };
-  TimedOutputFacts facts_after;
-  facts_after.some_set_right = right.has_value() && !ruled;
-  if (facts_after.some_set_right) {
-    auto again = untimed_right(wrong[0]);
-    if (!again.ok()) return Infra("the judge failed to check a call: " + again.status().message());
-    auto before = untimed_right(*right);
-    if (!before.ok()) return Infra("the judge failed to check a call: " + before.status().message());
-    facts_after.wrong_set_right_untimed = *again;
-    facts_after.right_set_still_right = *before;
-  }
+  std::optional<TimedOutputs> outputs;
   std::string why;
-  if (JudgeTimedOutputs(facts_after, &why) == TimedOutputs::kCheat) {
-    out_.outcome = Outcome::kCheat;
-    out_.diagnostics.push_back(Diag("timing", "H15",
-                                    "outputs of the timed calls are wrong (" + detail + "); " +
-                                        why + ": the kernel behaves differently when timed",
-                                    0, RuleHint("H15")));
-    Stop();
-    return false;
+  if (!wrong.empty()) {
+    auto untimed_right = [&](size_t i) -> Result<bool> {
+      auto r =
+          Ask({{"op", "call"}, {"slot", names[i]}, {"buffers", (*pool)[i]}}, opt_.call_timeout);
+      if (!r.ok() || !r->value("ok", false)) return false;  // it fails on them untimed too
+      auto c = CheckSlot(names[i], {{"seed", perturb_seed}, {"index", last_index[i]}});
+      if (!c.ok()) return c.status();
+      return c->value("pass", false);
+    };
+    TimedOutputFacts facts_after;
+    facts_after.some_set_right = right.has_value() && !ruled;
+    if (facts_after.some_set_right) {
+      auto again = untimed_right(wrong[0]);
+      if (!again.ok()) return Infra("the judge failed to check a call: " + again.status().message());
+      auto before = untimed_right(*right);
+      if (!before.ok())
+        return Infra("the judge failed to check a call: " + before.status().message());
+      facts_after.wrong_set_right_untimed = *again;
+      facts_after.right_set_still_right = *before;
+    }
+    outputs = JudgeTimedOutputs(facts_after, &why);
   }
-  // Wrong again on those inputs untimed, still right on the others: an honest mistake that the
-  // correctness trials happened not to meet (a kernel right on some inputs only). The timing
-  // set counts as one more trial, failed.
-  out_.outcome = Outcome::kIncorrect;
-  out_.trials_total += 1;
-  out_.diagnostics.push_back(Diag("timing", "mismatch",
-                                  "a timing input set, " + detail + " (" + why +
-                                      "; right on the correctness trials)",
-                                  0, "Compare your indexing and formula with Model.forward."));
-  Stop();
-  return false;
+  const TimingRuling ruling = JudgeTiming(bound, outputs);
+  switch (ruling.end) {
+    case TimingEnd::kMeasured:
+      out_.timing = *t;
+      out_.gpu = {{"start", gpu_start}, {"end", lane_.GpuState(problem_)}};
+      out_.lane_cpus = lane_.opt.cpus;
+      if (baselines) out_.baselines = baselines->Result();
+      return true;
+    case TimingEnd::kBusy:
+      // The machine, not the candidate, may have made the gap: never `ok` then, and not
+      // `cheat` either, but not measured, to be evaluated again (infrastructure results are
+      // never stored).
+      out_.outcome = Outcome::kInfraError;
+      out_.diagnostics.push_back(Diag("timing", kBusyCode,
+                                      "the machine was too busy to time this candidate: it " +
+                                          seen + ", and its host waited " + FormatNumber(wait_ms) +
+                                          " ms for a CPU during those calls",
+                                      0, "Evaluate it again on a quieter machine."));
+      return false;
+    case TimingEnd::kEscaped:
+      return Cheat("H07", escaped_why);
+    case TimingEnd::kChangesWhenTimed:
+      out_.outcome = Outcome::kCheat;
+      out_.diagnostics.push_back(Diag("timing", "H15",
+                                      "outputs of the timed calls are wrong (" + detail + "); " +
+                                          why + ": the kernel behaves differently when timed",
+                                      0, RuleHint("H15")));
+      if (ruling.also_escaped)
+        out_.diagnostics.push_back(Diag("timing", "H07", escaped_why, 0, RuleHint("H07")));
+      Stop();
+      return false;
+    case TimingEnd::kWrongOnTimingSet:
+      // Wrong again on those inputs untimed, still right on the others: an honest mistake that
+      // the correctness trials happened not to meet (a kernel right on some inputs only). The
+      // timing set counts as one more trial, failed.
+      out_.outcome = Outcome::kIncorrect;
+      out_.trials_total += 1;
+      out_.diagnostics.push_back(Diag("timing", "mismatch",
+                                      "a timing input set, " + detail + " (" + why +
+                                          "; right on the correctness trials)",
+                                      0, "Compare your indexing and formula with Model.forward."));
+      Stop();
+      return false;
+  }
+  return Infra("the judge reached no ruling on timing");
 }
 
 }  // namespace kf::execute

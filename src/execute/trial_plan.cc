@@ -75,4 +75,13 @@ TimedOutputs JudgeTimedOutputs(const TimedOutputFacts& f, std::string* why) {
   return TimedOutputs::kCheat;
 }
 
+TimingRuling JudgeTiming(WallClock bound, std::optional<TimedOutputs> outputs) {
+  const bool escaped = bound == WallClock::kEscaped;
+  if (outputs == TimedOutputs::kCheat) return {TimingEnd::kChangesWhenTimed, escaped};
+  if (escaped) return {TimingEnd::kEscaped, false};
+  if (outputs == TimedOutputs::kIncorrect) return {TimingEnd::kWrongOnTimingSet, false};
+  if (bound == WallClock::kBusy) return {TimingEnd::kBusy, false};
+  return {TimingEnd::kMeasured, false};
+}
+
 }  // namespace kf::execute

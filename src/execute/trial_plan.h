@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,5 +68,24 @@ enum class TimedOutputs { kCheat, kIncorrect };
 // calls); else kIncorrect: wrong on those inputs whether timed or not, an honest mistake the
 // correctness trials happened not to meet. `why` says which, for the diagnostic.
 TimedOutputs JudgeTimedOutputs(const TimedOutputFacts& f, std::string* why);
+
+// What timing ends in, from the wall-clock bound and, when a timed input set came back wrong,
+// what JudgeTimedOutputs made of it (nullopt: every timed output was right). Wrong outputs are
+// proof whatever the load; a gap is proof only when kEscaped, and a busy machine excuses the gap
+// but not the outputs. So a call counter is named H15 even when load also stretched its wall
+// clock (and H07 beside it when the gap is escaped work), and escaped work is a cheat even when
+// its outputs look like an honest mistake.
+enum class TimingEnd {
+  kMeasured,          // the times stand
+  kBusy,              // not measured: evaluated again, never `ok`
+  kEscaped,           // cheat H07
+  kChangesWhenTimed,  // cheat H15 (with H07 too when `also_escaped`)
+  kWrongOnTimingSet,  // incorrect: one more trial, failed
+};
+struct TimingRuling {
+  TimingEnd end = TimingEnd::kMeasured;
+  bool also_escaped = false;  // kChangesWhenTimed and the gap was escaped work as well
+};
+TimingRuling JudgeTiming(WallClock bound, std::optional<TimedOutputs> outputs);
 
 }  // namespace kf::execute

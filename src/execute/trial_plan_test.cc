@@ -105,5 +105,27 @@ TEST(TimedOutputs, WrongWhenTimedIsACheatOnlyWhereTheUntimedCallsShowIt) {
   EXPECT_EQ(JudgeTimedOutputs({true, false, true}, &why), TimedOutputs::kIncorrect);
 }
 
+TEST(Timing, WrongOutputsAreProofWhateverTheLoadAGapOnlyWhenEscaped) {
+  // The CI run of 2026-12-05: a call counter (zeros once timed) on a loaded machine, its gap
+  // escaped too. The outputs name it H15, the gap H07 beside it.
+  TimingRuling both = JudgeTiming(WallClock::kEscaped, TimedOutputs::kCheat);
+  EXPECT_EQ(both.end, TimingEnd::kChangesWhenTimed);
+  EXPECT_TRUE(both.also_escaped);
+  // A busy machine excuses the gap, never the outputs.
+  TimingRuling busy = JudgeTiming(WallClock::kBusy, TimedOutputs::kCheat);
+  EXPECT_EQ(busy.end, TimingEnd::kChangesWhenTimed);
+  EXPECT_FALSE(busy.also_escaped);
+  EXPECT_EQ(JudgeTiming(WallClock::kBusy, TimedOutputs::kIncorrect).end,
+            TimingEnd::kWrongOnTimingSet);
+  // Escaped work is a cheat even when its outputs look like an honest mistake.
+  EXPECT_EQ(JudgeTiming(WallClock::kEscaped, TimedOutputs::kIncorrect).end, TimingEnd::kEscaped);
+  EXPECT_EQ(JudgeTiming(WallClock::kEscaped, std::nullopt).end, TimingEnd::kEscaped);
+  // Right outputs: the bound alone decides.
+  EXPECT_EQ(JudgeTiming(WallClock::kBusy, std::nullopt).end, TimingEnd::kBusy);
+  EXPECT_EQ(JudgeTiming(WallClock::kWithin, std::nullopt).end, TimingEnd::kMeasured);
+  EXPECT_EQ(JudgeTiming(WallClock::kWithin, TimedOutputs::kIncorrect).end,
+            TimingEnd::kWrongOnTimingSet);
+}
+
 }  // namespace
 }  // namespace kf::execute
