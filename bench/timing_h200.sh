@@ -60,7 +60,7 @@ rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
 head = rows[0]; k = head.index("Kernel Name"); v = head.index("Metric Value"); u = head.index("Metric Unit")
 by = {}
 for r in rows[1:]:
-    scale = {"nsecond": 1e-3, "usecond": 1, "msecond": 1e3}.get(r[u], 1)
+    scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1, "us": 1, "msecond": 1e3, "ms": 1e3}[r[u]]
     by.setdefault(r[k][:60], []).append(float(r[v].replace(",", "")) * scale)
 for name, us in by.items():
     print("ncu %-60s n=%3d median %.2f us" % (name, len(us), statistics.median(us)))
