@@ -12,7 +12,8 @@ PATH is a kforge build artifact (CACHE/artifacts/<key>/, where torch's builder l
 and cuda.cu: the command line is build.ninja's), a folder of them (CACHE/artifacts), a
 standalone .cu file, or a candidate .py file (its load_inline calls resolved by `kforge check
 --specs`, cuda.cu written as load_inline writes it); the last two are compiled with
---nvcc-flags (default: sm_90).
+--nvcc-flags (default: sm_90), candidates also with the include folders, ABI and nvcc flags that
+--python's torch gives its builder.
 
 Methods:
   sass   `cuobjdump -sass` of both objects, compared function by function (lines naming files
@@ -87,13 +88,36 @@ def candidate_units(kforge, paths, work):
     return out
 
 
-def units(paths, nvcc, flags, kforge="", work=""):
+def torch_flags(python):
+    """What torch's builder adds for a CUDA extension: its and Python's include folders, the extension name,
+    the C++ ABI and its common nvcc flags, as `python`'s torch says (empty without torch)."""
+    code = r"""
+import json, sysconfig, torch
+from torch.utils import cpp_extension as e
+try:
+    inc = e.include_paths(device_type="cuda")
+except TypeError:
+    inc = e.include_paths(cuda=True)
+inc = list(inc) + [sysconfig.get_paths()["include"]]  # Python.h, as the builder adds it
+abi = int(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", 1))
+print(json.dumps(["-I" + p for p in inc] + ["-DTORCH_EXTENSION_NAME=sass_unit",
+      "-D_GLIBCXX_USE_CXX11_ABI=%d" % abi] + list(getattr(e, "COMMON_NVCC_FLAGS", []))))
+"""
+    r = subprocess.run([python, "-c", code], capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit("%s could not give torch's build flags: %s" % (python, r.stderr[-1000:]))
+    return json.loads(r.stdout)
+
+
+def units(paths, nvcc, flags, kforge="", work="", python="python3"):
     """(name, cuda.cu path, nvcc argv before the source, argv after it) for every PATH."""
     out = []
     py = [p for p in paths if p.endswith(".py")]
     if py:
+        # A candidate's cuda.cu includes torch: compiled with the flags torch's builder adds.
+        extra = torch_flags(python)
         for name, cu in candidate_units(kforge, py, work):
-            out.append((name, cu, [nvcc] + shlex.split(flags), []))
+            out.append((name, cu, [nvcc] + shlex.split(flags) + extra, []))
     for p in paths:
         if p.endswith(".py"):
             continue
@@ -327,6 +351,9 @@ def main(argv=None):
                          "whole CPU time (host code included)")
     ap.add_argument("--kforge", default=os.path.join(ROOT, "build", "kforge"),
                     help="for candidate .py files: resolves their load_inline calls")
+    ap.add_argument("--python", default="python3",
+                    help="for candidate .py files: the Python whose torch gives the include "
+                         "folders and flags")
     a = ap.parse_args(argv)
     cuobjdump = find_cuobjdump(a.nvcc)
     method = a.method
@@ -346,7 +373,7 @@ def main(argv=None):
             for k in row.get("differing", [])[:5]:
                 print("           differs: " + k)
     else:
-        todo = units(a.paths, a.nvcc, a.nvcc_flags, a.kforge, work)
+        todo = units(a.paths, a.nvcc, a.nvcc_flags, a.kforge, work, a.python)
         if not todo:
             sys.exit("no CUDA translation unit found in " + " ".join(a.paths))
         rows = []
