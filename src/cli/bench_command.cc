@@ -135,23 +135,21 @@ void RecordInStore(const fs::path& cache_dir, eval::Evaluator* ev, const bench::
             << "; browse with kforge ui --cache " << cache_dir.string() << "\n";
 }
 
-int RunBench(const BenchFlags& f) {
+// The problems under --problems and the samples under --samples that match them; warnings
+// (unmatched files, problems with no samples) are printed as they are found and kept for the
+// report. An error is a usage error: nothing to evaluate.
+Result<bench::Discovery> DiscoverBench(const BenchFlags& f) {
   std::vector<fs::path> roots(f.problems.begin(), f.problems.end());
   auto problems = bench::FindProblems(roots);
-  if (!problems.ok()) {
-    std::cerr << "kforge bench: " << problems.status().message() << "\n";
-    return kExitUsage;
-  }
+  if (!problems.ok()) return problems.status();
   if (!fs::is_directory(f.samples)) {
-    std::cerr << "kforge bench: no such samples folder: " << f.samples << "\n";
-    return kExitUsage;
+    return Status::Invalid("no such samples folder: " + f.samples);
   }
   bench::Discovery d = bench::MatchSamples(std::move(*problems), f.samples);
   for (const auto& w : d.warnings) std::cerr << "kforge bench: warning: " << w << "\n";
   if (d.samples.empty()) {
-    std::cerr << "kforge bench: no samples under " << f.samples << " match the "
-              << d.problems.size() << " problems\n";
-    return kExitUsage;
+    return Status::Invalid("no samples under " + f.samples + " match the " +
+                           std::to_string(d.problems.size()) + " problems");
   }
   std::vector<size_t> per_problem(d.problems.size(), 0);
   for (const auto& s : d.samples) ++per_problem[s.problem];
@@ -161,14 +159,12 @@ int RunBench(const BenchFlags& f) {
       std::cerr << "kforge bench: warning: " << d.warnings.back() << "\n";
     }
   }
+  return d;
+}
 
-  eval::EvalOptions opt = ToEvalOptions(f.eval);
-  auto ev = eval::Evaluator::Create(opt);
-  if (!ev.ok()) {
-    std::cerr << "kforge bench: " << ev.status().message() << "\n";
-    return kExitInfra;
-  }
-
+// What the report says about the run before it starts.
+bench::RunInfo BenchRunInfo(const BenchFlags& f, const eval::EvalOptions& opt, int lanes,
+                            const std::vector<std::string>& warnings) {
   bench::RunInfo info;
   info.started_at = NowUtc();
   info.model = f.model.empty() ? bench::DefaultModelName(f.samples) : f.model;
@@ -176,153 +172,203 @@ int RunBench(const BenchFlags& f) {
   info.policy = execute::PolicyName(opt.exec.policy);
   info.problem_roots = f.problems;
   info.samples_root = f.samples;
-  info.lanes = (*ev)->lanes();
+  info.lanes = lanes;
   info.sequential = f.sequential;
   info.baselines = opt.baselines;
-  info.warnings = d.warnings;
+  info.warnings = warnings;
+  return info;
+}
 
+pipeline::PipelineOptions BenchPipelineOptions(const BenchFlags& f, int lanes) {
   pipeline::PipelineOptions po;
   po.build_threads = f.build_threads > 0 ? f.build_threads : Cores();
-  po.queue_capacity =
-      f.queue > 0 ? f.queue : static_cast<size_t>(4 * (po.build_threads + info.lanes));
+  po.queue_capacity = f.queue > 0 ? f.queue : static_cast<size_t>(4 * (po.build_threads + lanes));
   po.reuse_stored = !f.no_reuse;
   po.sequential = f.sequential;
   po.warm_lanes = !f.no_warm_lanes;
-  info.build_threads = f.sequential ? 1 : po.build_threads;
+  return po;
+}
 
-  std::vector<bench::SampleRecord> records(d.samples.size());
-  std::vector<bool> have(d.samples.size(), false);
-  std::mutex mu;  // guards records, have, progress
-  bench::Progress progress;
-  progress.total = d.samples.size();
-  auto t0 = std::chrono::steady_clock::now();
-  auto elapsed_s = [t0] {
+// What the pipeline's callbacks, the stop watcher and the progress line share while the bench
+// runs. `mu` guards every field after it, and the writes to the partial verdicts file.
+struct BenchState {
+  BenchState(size_t samples, int lanes) : records(samples), have(samples, false), timeline(lanes) {
+    progress.total = samples;
+  }
+  double ElapsedS() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  };
-  const std::atomic<bool>& signalled = StopOnSignals();
-  // Each verdict as it arrives, so a run that is killed outright (an outer timeout, a lost
-  // machine) still leaves what it learned beside the store; the full reports replace it.
-  std::error_code mk;
-  fs::create_directories(f.out, mk);
-  const fs::path partial_path = fs::path(f.out) / "verdicts.partial.jsonl";
-  std::ofstream partial(partial_path, std::ios::trunc);
-  {
-    pipeline::Pipeline pl(ev->get(), po);
-    // A time limit or ^C stops the run early: what is running finishes, what waits is left for
-    // a rerun (not stored), and the reports cover what was done.
-    std::atomic<bool> finished{false};
-    bench::Timeline timeline(info.lanes);
-    auto observe = [&] {
-      const double s = elapsed_s();
-      pipeline::Stats st = pl.stats();
-      std::lock_guard<std::mutex> g(mu);
-      timeline.Add({s, progress.done, st.executing + st.warming, st.intake_depth, st.building});
-    };
-    std::thread stopper([&] {
-      bool cancelled = false;  // then only the timeline is kept, while running evaluations end
-      while (!finished.load()) {
-        observe();
-        const double s = elapsed_s();
-        const bool late = f.time_limit_s > 0 && s >= f.time_limit_s;
-        if (!cancelled && (late || signalled.load())) {
-          {
-            std::lock_guard<std::mutex> g(mu);
-            info.stopped =
-                late ? "the time limit of " + bench::Duration(f.time_limit_s) : "a signal";
-          }
-          std::cerr << "\nkforge bench: stopping (" << info.stopped
-                    << "): running evaluations finish, the rest is left for a rerun\n";
-          pl.Cancel();
-          cancelled = true;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
-      }
-    });
-    Ticker ticker(
-        [&] {
-          std::lock_guard<std::mutex> g(mu);
-          double s = elapsed_s();
-          return bench::ProgressLine(progress, s);
-        },
-        f.progress_interval_s);
-    for (size_t i = 0; i < d.samples.size(); ++i) {
-      const bench::SampleFile& sf = d.samples[i];
-      const bench::ProblemFile& pf = d.problems[sf.problem];
-      bench::SampleRecord& r = records[i];
-      r.level = pf.level;
-      r.problem = pf.stem;
-      r.problem_path = pf.path;
-      r.sample_path = sf.path;
-      r.index = sf.index;
-      auto text = ReadFile(sf.path);
-      if (!text.ok()) {
-        std::cerr << "kforge bench: warning: cannot read " << sf.path << "; skipped\n";
-        std::lock_guard<std::mutex> g(mu);
-        --progress.total;
-        continue;
-      }
-      pl.Submit({pf.path, std::move(*text)}, [&, i](const Verdict& v, pipeline::Outcome how) {
-        const bool from_store = how == pipeline::Outcome::kFromStore;
-        std::lock_guard<std::mutex> g(mu);
-        records[i].verdict = v;
-        records[i].from_store = from_store;
-        have[i] = true;
-        if (!pipeline::IsCancelled(v)) partial << bench::RecordJson(records[i]).dump() << std::endl;
-        ++progress.done;
-        progress.reused += from_store ? 1 : 0;
-        ++progress.by_status[StatusName(v.status)];
-      });
-    }
-    pl.Close();
-    finished = true;
-    stopper.join();
-    observe();
-    info.timeline = timeline;
-    pipeline::Stats st = pl.stats();
-    info.evaluated = st.evaluated;
-    info.reused = st.from_store;
-    info.deduplicated = st.deduplicated;
-    info.wall_ms = st.wall_ms;
-    info.build_busy_ms = st.build_busy_ms;
-    info.lane_busy_ms = st.lane_busy_ms;
-    info.warm_ms = st.warm_ms;
-    info.warmed = st.warmed;
-    info.retried = st.retried;
   }
 
-  std::vector<bench::SampleRecord> done;
-  std::vector<bench::Sample> samples;
-  std::set<std::string> counted;  // identical samples share one evaluation: count its build once
-  for (size_t i = 0; i < records.size(); ++i) {
-    if (!have[i]) continue;
-    const Verdict& v = records[i].verdict;
-    if (pipeline::IsCancelled(v)) {
-      ++info.not_evaluated;
+  const std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+  std::mutex mu;
+  std::vector<bench::SampleRecord> records;  // one per discovered sample
+  std::vector<bool> have;                    // records[i] has its verdict
+  bench::Progress progress;
+  bench::Timeline timeline;
+  std::string stopped;  // why the run stopped early (RunInfo::stopped); "" while it did not
+};
+
+void ObserveTimeline(const pipeline::Pipeline& pl, BenchState* st) {
+  const double s = st->ElapsedS();
+  pipeline::Stats ps = pl.stats();
+  std::lock_guard<std::mutex> g(st->mu);
+  st->timeline.Add({s, st->progress.done, ps.executing + ps.warming, ps.intake_depth, ps.building});
+}
+
+// Until `finished`: samples the timeline, and cancels the pipeline once, when the time limit
+// has passed or a signal came. After that only the timeline is kept while running
+// evaluations end.
+void WatchBench(const std::atomic<bool>& finished, const std::atomic<bool>& signalled,
+                double time_limit_s, pipeline::Pipeline* pl, BenchState* st) {
+  bool cancelled = false;
+  while (!finished.load()) {
+    ObserveTimeline(*pl, st);
+    const double s = st->ElapsedS();
+    const bool late = time_limit_s > 0 && s >= time_limit_s;
+    if (!cancelled && (late || signalled.load())) {
+      std::string why = late ? "the time limit of " + bench::Duration(time_limit_s) : "a signal";
+      {
+        std::lock_guard<std::mutex> g(st->mu);
+        st->stopped = why;
+      }
+      std::cerr << "\nkforge bench: stopping (" << why
+                << "): running evaluations finish, the rest is left for a rerun\n";
+      pl->Cancel();
+      cancelled = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
+// Submits every sample; each verdict lands in its record, the progress counts and (unless the
+// run was cancelled before it ran) a line of `partial`. A sample that cannot be read is skipped.
+void SubmitSamples(const bench::Discovery& d, pipeline::Pipeline* pl, BenchState* st,
+                   std::ostream* partial) {
+  for (size_t i = 0; i < d.samples.size(); ++i) {
+    const bench::SampleFile& sf = d.samples[i];
+    const bench::ProblemFile& pf = d.problems[sf.problem];
+    bench::SampleRecord& r = st->records[i];
+    r.level = pf.level;
+    r.problem = pf.stem;
+    r.problem_path = pf.path;
+    r.sample_path = sf.path;
+    r.index = sf.index;
+    auto text = ReadFile(sf.path);
+    if (!text.ok()) {
+      std::cerr << "kforge bench: warning: cannot read " << sf.path << "; skipped\n";
+      std::lock_guard<std::mutex> g(st->mu);
+      --st->progress.total;
       continue;
     }
-    if (info.device.empty()) info.device = v.device;
-    if (!records[i].from_store && counted.insert(v.problem_hash + v.candidate_hash).second) {
-      for (const auto& st : v.stages) {
-        if (st.name != "build") continue;
-        info.build_cpu_ms += st.detail.value("cpu_ms", 0.0);
-        info.compiled += st.detail.value("compiled", 0);
-        info.compiled_with_pch += st.detail.value("compiled_with_pch", 0);
-        info.compiled_light += st.detail.value("compiled_light", 0);
-        info.compiled_light_fell_back += st.detail.value("compiled_light_fell_back", 0);
-      }
-    }
-    samples.push_back({records[i].level, records[i].problem, v.status, v.speedup_vs_eager,
-                       v.speedup_vs_compile,
-                       v.candidate_format == backend::CandidateFormat(backend::Family::kTriton)
-                           ? backend::FamilyName(backend::Family::kTriton)
-                           : backend::FamilyName(backend::Family::kLoadInline)});
-    if (v.speedup_vs_eager_ci) samples.back().speedup_vs_eager_lo = v.speedup_vs_eager_ci->lo;
-    if (v.speedup_vs_compile_ci) samples.back().speedup_vs_compile_lo = v.speedup_vs_compile_ci->lo;
-    done.push_back(std::move(records[i]));
+    pl->Submit({pf.path, std::move(*text)},
+               [st, partial, i](const Verdict& v, pipeline::Outcome how) {
+                 const bool from_store = how == pipeline::Outcome::kFromStore;
+                 std::lock_guard<std::mutex> g(st->mu);
+                 st->records[i].verdict = v;
+                 st->records[i].from_store = from_store;
+                 st->have[i] = true;
+                 if (!pipeline::IsCancelled(v))
+                   *partial << bench::RecordJson(st->records[i]).dump() << std::endl;
+                 ++st->progress.done;
+                 st->progress.reused += from_store ? 1 : 0;
+                 ++st->progress.by_status[StatusName(v.status)];
+               });
   }
-  info.samples = done.size();
-  bench::Metrics m =
-      bench::Compute(samples, {.k = f.k, .significance = !f.eval.no_significance});
+}
+
+void CopyPipelineStats(const pipeline::Stats& st, bench::RunInfo* info) {
+  info->evaluated = st.evaluated;
+  info->reused = st.from_store;
+  info->deduplicated = st.deduplicated;
+  info->wall_ms = st.wall_ms;
+  info->build_busy_ms = st.build_busy_ms;
+  info->lane_busy_ms = st.lane_busy_ms;
+  info->warm_ms = st.warm_ms;
+  info->warmed = st.warmed;
+  info->retried = st.retried;
+}
+
+// Runs every sample through the pipeline, with a progress line and the stop watcher. A time
+// limit or ^C stops the run early: what is running finishes, what waits is left for a rerun
+// (not stored), and the reports cover what was done. Fills `info`'s pipeline counts, timeline
+// and `stopped`.
+void EvaluateSamples(const BenchFlags& f, const bench::Discovery& d, eval::Evaluator* ev,
+                     const pipeline::PipelineOptions& po, const std::atomic<bool>& signalled,
+                     BenchState* st, std::ostream* partial, bench::RunInfo* info) {
+  pipeline::Pipeline pl(ev, po);
+  std::atomic<bool> finished{false};
+  std::thread stopper([&] { WatchBench(finished, signalled, f.time_limit_s, &pl, st); });
+  Ticker ticker(
+      [st] {
+        std::lock_guard<std::mutex> g(st->mu);
+        double s = st->ElapsedS();
+        return bench::ProgressLine(st->progress, s);
+      },
+      f.progress_interval_s);
+  SubmitSamples(d, &pl, st, partial);
+  pl.Close();
+  finished = true;
+  stopper.join();
+  ObserveTimeline(pl, st);
+  info->timeline = st->timeline;
+  info->stopped = st->stopped;
+  CopyPipelineStats(pl.stats(), info);
+}
+
+// Adds the build stage's CPU time and compile counts of one evaluation to the run's totals.
+void AddBuildCounts(const Verdict& v, bench::RunInfo* info) {
+  for (const auto& st : v.stages) {
+    if (st.name != "build") continue;
+    info->build_cpu_ms += st.detail.value("cpu_ms", 0.0);
+    info->compiled += st.detail.value("compiled", 0);
+    info->compiled_with_pch += st.detail.value("compiled_with_pch", 0);
+    info->compiled_light += st.detail.value("compiled_light", 0);
+    info->compiled_light_fell_back += st.detail.value("compiled_light_fell_back", 0);
+  }
+}
+
+bench::Sample MetricSampleOf(const bench::SampleRecord& r) {
+  const Verdict& v = r.verdict;
+  bench::Sample s{r.level,
+                  r.problem,
+                  v.status,
+                  v.speedup_vs_eager,
+                  v.speedup_vs_compile,
+                  v.candidate_format == backend::CandidateFormat(backend::Family::kTriton)
+                      ? backend::FamilyName(backend::Family::kTriton)
+                      : backend::FamilyName(backend::Family::kLoadInline)};
+  if (v.speedup_vs_eager_ci) s.speedup_vs_eager_lo = v.speedup_vs_eager_ci->lo;
+  if (v.speedup_vs_compile_ci) s.speedup_vs_compile_lo = v.speedup_vs_compile_ci->lo;
+  return s;
+}
+
+// Moves the records with a verdict into `done` (those the run cancelled only count as not
+// evaluated) and returns what the metrics are computed over.
+std::vector<bench::Sample> CollectDone(std::vector<bench::SampleRecord>* records,
+                                       const std::vector<bool>& have, bench::RunInfo* info,
+                                       std::vector<bench::SampleRecord>* done) {
+  std::vector<bench::Sample> samples;
+  std::set<std::string> counted;  // identical samples share one evaluation: count its build once
+  for (size_t i = 0; i < records->size(); ++i) {
+    if (!have[i]) continue;
+    bench::SampleRecord& r = (*records)[i];
+    const Verdict& v = r.verdict;
+    if (pipeline::IsCancelled(v)) {
+      ++info->not_evaluated;
+      continue;
+    }
+    if (info->device.empty()) info->device = v.device;
+    if (!r.from_store && counted.insert(v.problem_hash + v.candidate_hash).second) {
+      AddBuildCounts(v, info);
+    }
+    samples.push_back(MetricSampleOf(r));
+    done->push_back(std::move(r));
+  }
+  info->samples = done->size();
+  return samples;
+}
+
+void PrintBenchSummary(const bench::Metrics& m, const bench::RunInfo& info) {
   std::cout << bench::RenderText(bench::SummaryTable(m));
   std::cout << "samples " << info.samples << ": evaluated " << info.evaluated << ", reused "
             << info.reused << ", identical " << info.deduplicated
@@ -332,6 +378,38 @@ int RunBench(const BenchFlags& f) {
     std::cout << "stopped early (" << info.stopped << "): " << info.not_evaluated
               << " samples not evaluated; run the same command again to finish\n";
   }
+}
+
+int RunBench(const BenchFlags& f) {
+  auto d = DiscoverBench(f);
+  if (!d.ok()) {
+    std::cerr << "kforge bench: " << d.status().message() << "\n";
+    return kExitUsage;
+  }
+  eval::EvalOptions opt = ToEvalOptions(f.eval);
+  auto ev = eval::Evaluator::Create(opt);
+  if (!ev.ok()) {
+    std::cerr << "kforge bench: " << ev.status().message() << "\n";
+    return kExitInfra;
+  }
+  bench::RunInfo info = BenchRunInfo(f, opt, (*ev)->lanes(), d->warnings);
+  pipeline::PipelineOptions po = BenchPipelineOptions(f, info.lanes);
+  info.build_threads = f.sequential ? 1 : po.build_threads;
+
+  BenchState st(d->samples.size(), info.lanes);
+  const std::atomic<bool>& signalled = StopOnSignals();
+  // Each verdict as it arrives, so a run that is killed outright (an outer timeout, a lost
+  // machine) still leaves what it learned beside the store; the full reports replace it.
+  std::error_code mk;
+  fs::create_directories(f.out, mk);
+  const fs::path partial_path = fs::path(f.out) / "verdicts.partial.jsonl";
+  std::ofstream partial(partial_path, std::ios::trunc);
+  EvaluateSamples(f, *d, ev->get(), po, signalled, &st, &partial, &info);
+
+  std::vector<bench::SampleRecord> done;
+  std::vector<bench::Sample> samples = CollectDone(&st.records, st.have, &info, &done);
+  bench::Metrics m = bench::Compute(samples, {.k = f.k, .significance = !f.eval.no_significance});
+  PrintBenchSummary(m, info);
   Status ws = bench::WriteOutputs(f.out, m, info, done);
   if (!ws.ok()) {
     std::cerr << "kforge bench: " << ws.message() << "\n";
