@@ -22,7 +22,7 @@ out=${1:-$root/.devnet}
 build=${2:-$root/build-gpu}
 cd "$root"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKFORGE_TESTS=OFF -DKFORGE_NET=ON \
-  -DCMAKE_EXE_LINKER_FLAGS='-Wl,-rpath,$ORIGIN/lib -Wl,--disable-new-dtags' >/dev/null
+  -DCMAKE_BUILD_RPATH='$ORIGIN/lib' -DCMAKE_EXE_LINKER_FLAGS=-Wl,--disable-new-dtags >/dev/null
 cmake --build "$build" --target kforge kforge_sandbox
 rm -rf "$out"
 mkdir -p "$out/lib"
@@ -34,7 +34,12 @@ ldd "$build/kforge" | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' | while re
   if [[ $name =~ $glibc ]]; then continue; fi
   cp -L "$path" "$out/lib/$name"
 done
-# What the bundle resolves to with the machine's default paths left out of the picture.
+# The bundle must resolve every library from OUT/lib (the RPATH), none from this machine's.
+if ! readelf -d "$out/kforge" | grep -q 'RPATH.*\[\$ORIGIN/lib\]'; then
+  readelf -d "$out/kforge" | grep -i path >&2
+  echo "gpu-bundle: $out/kforge has no RPATH of \$ORIGIN/lib" >&2
+  exit 1
+fi
 if ldd "$out/kforge" | grep -q 'not found'; then
   ldd "$out/kforge" >&2
   echo "gpu-bundle: a library is missing from $out/lib" >&2
