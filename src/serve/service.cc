@@ -174,19 +174,28 @@ Answer Service::GetEvaluation(const std::string& id, const httplib::Request& req
   return {200, ViewJson(id, *v), ""};
 }
 
+Result<Service::PerSample> Service::EvaluatePerSample(const json& body,
+                                                      const httplib::Request& req,
+                                                      std::vector<ItemRequest>* items,
+                                                      const std::string& route) {
+  auto deadline = Deadline(body, req);
+  if (!deadline.ok()) return deadline.status();
+  auto jobs = JobsPerSample(items);
+  if (!jobs.ok()) return jobs.status();
+  if (auto s = Submit(*jobs, *items, route); !s.ok()) return s;
+  auto views = WaitAll(*jobs, *items, *deadline);
+  return PerSample{std::move(*jobs), std::move(views)};
+}
+
 Answer Service::Reward(const json& body, const httplib::Request& req) {
   auto items = ParseItems(body, opt_.limits);
   if (!items.ok()) return Fail(items.status());
-  auto deadline = Deadline(body, req);
-  if (!deadline.ok()) return Fail(deadline.status());
-  auto jobs = JobsPerSample(&*items);
-  if (!jobs.ok()) return Fail(jobs.status());
-  if (auto s = Submit(*jobs, *items, "reward"); !s.ok()) return Fail(s);
-  auto views = WaitAll(*jobs, *items, *deadline);
+  auto done = EvaluatePerSample(body, req, &*items, "reward");
+  if (!done.ok()) return Fail(done.status());
   json results = json::array(), rewards = json::array();
-  for (size_t i = 0; i < views.size(); ++i) {
-    results.push_back(ItemResultJson((*jobs)[i].id, views[i], (*items)[i]));
-    auto r = RewardOf(views[i]);
+  for (size_t i = 0; i < done->views.size(); ++i) {
+    results.push_back(ItemResultJson(done->jobs[i].id, done->views[i], (*items)[i]));
+    auto r = RewardOf(done->views[i]);
     rewards.push_back(r ? json(*r) : json(nullptr));
   }
   return {200, {{"rewards", rewards}, {"results", results}}, ""};
@@ -195,29 +204,21 @@ Answer Service::Reward(const json& body, const httplib::Request& req) {
 Answer Service::OpenRlhf(const json& body, const httplib::Request& req) {
   auto items = ParseOpenRlhf(body, opt_.limits);
   if (!items.ok()) return Fail(items.status());
-  auto deadline = Deadline(body, req);
-  if (!deadline.ok()) return Fail(deadline.status());
-  auto jobs = JobsPerSample(&*items);
-  if (!jobs.ok()) return Fail(jobs.status());
-  if (auto s = Submit(*jobs, *items, "openrlhf"); !s.ok()) return Fail(s);
-  return {200, OpenRlhfResponse(WaitAll(*jobs, *items, *deadline), *items, opt_.missing_reward),
-          ""};
+  auto done = EvaluatePerSample(body, req, &*items, "openrlhf");
+  if (!done.ok()) return Fail(done.status());
+  return {200, OpenRlhfResponse(done->views, *items, opt_.missing_reward), ""};
 }
 
 Answer Service::Slime(const json& body, const httplib::Request& req) {
   auto item = ParseSlime(body, opt_.limits);
   if (!item.ok()) return Fail(item.status());
-  auto deadline = Deadline(body, req);
-  if (!deadline.ok()) return Fail(deadline.status());
   std::vector<ItemRequest> items = {*item};
-  auto jobs = JobsPerSample(&items);
-  if (!jobs.ok()) return Fail(jobs.status());
-  if (auto s = Submit(*jobs, items, "slime"); !s.ok()) return Fail(s);
-  auto views = WaitAll(*jobs, items, *deadline);
-  auto r = RewardOf(views[0]);
+  auto done = EvaluatePerSample(body, req, &items, "slime");
+  if (!done.ok()) return Fail(done.status());
+  auto r = RewardOf(done->views[0]);
   double reward = r ? *r : opt_.missing_reward;
   if (req.has_param("full") && req.get_param_value("full") != "0") {
-    json out = ItemResultJson((*jobs)[0].id, views[0], items[0]);
+    json out = ItemResultJson(done->jobs[0].id, done->views[0], items[0]);
     out["reward"] = reward;
     out["span"] = SpanJson(*item->span);
     return {200, out, ""};

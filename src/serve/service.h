@@ -93,6 +93,15 @@ class Service : public Evaluations {
   // timeout_s from the body, else the query, else the service's limit; at most that limit.
   Result<Clock::time_point> Deadline(const json& body, const httplib::Request& req);
 
+  // The routes that answer each sample: the deadline, a job per sample (JobsPerSample), their
+  // submission under `route`, and every job's view once done or at the deadline.
+  struct PerSample {
+    std::vector<queue::JobSpec> jobs;
+    std::vector<JobView> views;
+  };
+  Result<PerSample> EvaluatePerSample(const json& body, const httplib::Request& req,
+                                      std::vector<ItemRequest>* items, const std::string& route);
+
   Answer Evaluations(const json& body);
   Answer GetEvaluation(const std::string& id, const httplib::Request& req);
   Answer Reward(const json& body, const httplib::Request& req);
