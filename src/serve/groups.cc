@@ -21,11 +21,55 @@ Status OptionalString(const json& obj, const char* key, const std::string& prefi
   return Status::Ok();
 }
 
-Status ParseGroup(const json& obj, const std::string& where, const ApiLimits& lim,
-                  size_t* candidates_left, GroupRequest* g) {
-  const std::string prefix = where == "body" ? "" : where + ".";
-  if (!obj.is_object()) return Status::Invalid("'" + where + "' must be a JSON object");
-  g->field = where;
+// The group's candidates: each a string within the candidate limit, else that sample's fault.
+// An error is the envelope's (more candidates in all than the limit) or the group's.
+Status ParseCandidates(const json& obj, const std::string& prefix, const ApiLimits& lim,
+                       size_t* candidates_left, GroupRequest* g, std::optional<Status>* fault) {
+  auto c = obj.find("candidates");
+  if (c == obj.end() || c->is_null()) {
+    *fault = Status::Invalid("field '" + prefix +
+                             "candidates' is required (a list of the group's samples)");
+    return Status::Ok();
+  }
+  if (!c->is_array()) {
+    *fault = Status::Invalid("field '" + prefix + "candidates' must be a list");
+    return Status::Ok();
+  }
+  if (c->empty()) {
+    *fault = Status::Invalid("field '" + prefix + "candidates' is empty");
+    return Status::Ok();
+  }
+  if (c->size() > *candidates_left) {
+    return Status::Invalid("the groups hold more than " + std::to_string(lim.max_items) +
+                           " candidates in all (at '" + prefix + "candidates')");
+  }
+  *candidates_left -= c->size();
+  for (size_t i = 0; i < c->size(); ++i) {
+    const std::string f = "field '" + prefix + "candidates[" + std::to_string(i) + "]'";
+    std::optional<SampleFault> bad;
+    std::string text;
+    if (!(*c)[i].is_string()) {
+      bad = SampleFault{SampleFault::Kind::kRefused, Status::Invalid(f + " must be a string")};
+    } else if ((*c)[i].get_ref<const std::string&>().size() > lim.max_candidate_bytes) {
+      bad = SampleFault{SampleFault::Kind::kTooLong,
+                        Status::Invalid(f + " is " +
+                                        std::to_string((*c)[i].get_ref<const std::string&>().size()) +
+                                        " bytes, longer than " +
+                                        std::to_string(lim.max_candidate_bytes) +
+                                        " bytes (the limit)")};
+    } else {
+      text = (*c)[i].get<std::string>();
+    }
+    g->candidates.push_back(std::move(text));
+    g->faults.push_back(std::move(bad));
+  }
+  return Status::Ok();
+}
+
+// The group's own fields; the first wrong one is the group's fault.
+Status ParseFields(const json& obj, const std::string& prefix, const ApiLimits& lim,
+                   GroupRequest* g) {
+  if (auto s = OptionalString(obj, "group_id", prefix, 200, &g->group_id); !s.ok()) return s;
   if (auto s = OptionalString(obj, "problem", prefix, 200, &g->problem); !s.ok()) return s;
   if (auto s =
           OptionalString(obj, "problem_source", prefix, lim.max_problem_bytes, &g->problem_source);
@@ -37,32 +81,9 @@ Status ParseGroup(const json& obj, const std::string& where, const ApiLimits& li
                            "problem' (a registered problem id) and '" + prefix +
                            "problem_source' (a problem's text) is required");
   }
-  auto c = obj.find("candidates");
-  if (c == obj.end() || c->is_null()) {
-    return Status::Invalid("field '" + prefix +
-                           "candidates' is required (a list of the group's samples)");
-  }
-  if (!c->is_array()) return Status::Invalid("field '" + prefix + "candidates' must be a list");
-  if (c->empty()) return Status::Invalid("field '" + prefix + "candidates' is empty");
-  if (c->size() > *candidates_left) {
-    return Status::Invalid("the groups hold more than " + std::to_string(lim.max_items) +
-                           " candidates in all (at '" + prefix + "candidates')");
-  }
-  *candidates_left -= c->size();
-  for (size_t i = 0; i < c->size(); ++i) {
-    const std::string f = prefix + "candidates[" + std::to_string(i) + "]";
-    if (!(*c)[i].is_string()) return Status::Invalid("field '" + f + "' must be a string");
-    const auto& text = (*c)[i].get_ref<const std::string&>();
-    if (text.size() > lim.max_candidate_bytes) {
-      return Status::Invalid("field '" + f + "' is longer than " +
-                             std::to_string(lim.max_candidate_bytes) + " bytes");
-    }
-    g->candidates.push_back(text);
-  }
   if (auto s = OptionalString(obj, "prompt", prefix, kMaxPromptBytes, &g->prompt); !s.ok()) {
     return s;
   }
-  if (auto s = OptionalString(obj, "group_id", prefix, 200, &g->group_id); !s.ok()) return s;
   auto m = obj.find("metadata");
   if (m != obj.end() && !m->is_null()) {
     if (!m->is_object()) return Status::Invalid("field '" + prefix + "metadata' must be an object");
@@ -72,6 +93,26 @@ Status ParseGroup(const json& obj, const std::string& where, const ApiLimits& li
     }
     g->metadata = *m;
   }
+  return Status::Ok();
+}
+
+// One group. An error is the envelope's; what is wrong with the group is its fault.
+Status ParseGroup(const json& obj, const std::string& where, const ApiLimits& lim,
+                  size_t* candidates_left, GroupRequest* g) {
+  const std::string prefix = where == "body" ? "" : where + ".";
+  g->field = where;
+  if (!obj.is_object()) {
+    g->fault = Status::Invalid("'" + where + "' must be a JSON object");
+    return Status::Ok();
+  }
+  std::optional<Status> fault;
+  if (auto s = ParseCandidates(obj, prefix, lim, candidates_left, g, &fault); !s.ok()) return s;
+  if (auto s = ParseFields(obj, prefix, lim, g); !s.ok()) {
+    g->fault = s;
+  } else {
+    g->fault = fault;
+  }
+  if (g->fault) g->candidates.assign(g->candidates.size(), "");
   return Status::Ok();
 }
 
@@ -113,6 +154,11 @@ std::vector<ItemRequest> GroupItems(const std::vector<GroupRequest>& groups) {
       it.problem_source = g.problem_source;
       it.candidate = g.candidates[i];
       it.field = prefix + "candidates[" + std::to_string(i) + "]";
+      if (g.fault) {
+        it.fault = SampleFault{SampleFault::Kind::kRefused, *g.fault};
+      } else if (g.faults[i]) {
+        it.fault = g.faults[i];
+      }
       items.push_back(std::move(it));
     }
   }

@@ -42,7 +42,8 @@ TEST(ParseGroupsTest, SingleAndBatchForms) {
   EXPECT_EQ(items[2].field, "groups[1].candidates[1]");
 }
 
-TEST(ParseGroupsTest, ErrorsNameTheField) {
+// Only the envelope refuses the request: the body not an object, no groups, too many candidates.
+TEST(ParseGroupsTest, EnvelopeErrorsNameTheField) {
   ApiLimits lim;
   lim.max_items = 3;
   struct Case {
@@ -51,21 +52,12 @@ TEST(ParseGroupsTest, ErrorsNameTheField) {
   };
   const std::vector<Case> cases = {
       {json::array(), "must be a JSON object"},
-      {{{"candidates", {"a"}}}, "exactly one of 'problem'"},
-      {{{"problem", "p"}, {"problem_source", "s"}, {"candidates", {"a"}}}, "exactly one of"},
-      {{{"problem", "p"}}, "'candidates' is required"},
-      {{{"problem", "p"}, {"candidates", "a"}}, "'candidates' must be a list"},
-      {{{"problem", "p"}, {"candidates", json::array()}}, "'candidates' is empty"},
-      {{{"problem", "p"}, {"candidates", {"a", 5}}}, "'candidates[1]' must be a string"},
-      {{{"problem", "p"}, {"candidates", {"a"}}, {"metadata", {1, 2}}}, "must be an object"},
-      {{{"problem", "p"}, {"candidates", {"a"}}, {"prompt", 3}}, "'prompt' must be a string"},
       {{{"groups", json::array()}}, "'groups' is empty"},
+      {{{"groups", "a"}}, "'groups' must be a list"},
       {{{"groups",
          {{{"problem", "p"}, {"candidates", {"a", "b"}}},
           {{"problem", "p"}, {"candidates", {"c", "d"}}}}}},
        "more than 3 candidates"},
-      {{{"groups", {{{"problem", "p"}, {"candidates", {"a"}}}, {{"problem", 1}}}}},
-       "'groups[1].problem' must be a string"},
   };
   for (const auto& c : cases) {
     auto r = ParseGroups(c.body, lim);
@@ -74,10 +66,71 @@ TEST(ParseGroupsTest, ErrorsNameTheField) {
     EXPECT_NE(r.status().message().find(c.words), std::string::npos)
         << c.body.dump() << " -> " << r.status().message();
   }
-  auto big = ParseGroups(
-      {{"problem", "p"}, {"candidates", {"a"}}, {"metadata", {{"x", std::string(70000, 'a')}}}},
-      lim);
-  EXPECT_FALSE(big.ok());
+}
+
+// What is wrong with a group is its fault, naming the field; its candidates are refused with it.
+TEST(ParseGroupsTest, AGroupsFaultNamesTheField) {
+  ApiLimits lim;
+  struct Case {
+    json group;
+    std::string words;
+    size_t candidates;  // how many samples the group still answers
+  };
+  const std::vector<Case> cases = {
+      {{{"candidates", {"a"}}}, "exactly one of 'groups[1].problem'", 1},
+      {{{"problem", "p"}, {"problem_source", "s"}, {"candidates", {"a"}}}, "exactly one of", 1},
+      {{{"problem", "p"}}, "'groups[1].candidates' is required", 0},
+      {{{"problem", "p"}, {"candidates", "a"}}, "'groups[1].candidates' must be a list", 0},
+      {{{"problem", "p"}, {"candidates", json::array()}}, "'groups[1].candidates' is empty", 0},
+      {{{"problem", "p"}, {"candidates", {"a"}}, {"metadata", {1, 2}}}, "must be an object", 1},
+      {{{"problem", "p"}, {"candidates", {"a", "b"}}, {"prompt", 3}},
+       "'groups[1].prompt' must be a string", 2},
+      {{{"problem", 1}, {"candidates", {"a"}}}, "'groups[1].problem' must be a string", 1},
+      {{{"problem", "p"}, {"candidates", {"a"}}, {"metadata", {{"x", std::string(70000, 'a')}}}},
+       "'groups[1].metadata' is larger than", 1},
+      {json::array(), "'groups[1]' must be a JSON object", 0},
+  };
+  for (const auto& c : cases) {
+    json body = {{"groups", {{{"problem", "ok"}, {"candidates", {"x"}}}, c.group}}};
+    auto r = ParseGroups(body, lim);
+    ASSERT_TRUE(r.ok()) << c.group.dump() << " -> " << r.status().message();
+    ASSERT_EQ(r->size(), 2u);
+    EXPECT_FALSE((*r)[0].fault.has_value());
+    const GroupRequest& g = (*r)[1];
+    ASSERT_TRUE(g.fault.has_value()) << c.group.dump();
+    EXPECT_NE(g.fault->message().find(c.words), std::string::npos)
+        << c.group.dump() << " -> " << g.fault->message();
+    EXPECT_EQ(g.candidates.size(), c.candidates) << c.group.dump();
+    auto items = GroupItems(*r);
+    ASSERT_EQ(items.size(), 1 + c.candidates);
+    EXPECT_FALSE(items[0].fault.has_value());
+    for (size_t i = 1; i < items.size(); ++i) {
+      ASSERT_TRUE(items[i].fault.has_value());
+      EXPECT_EQ(items[i].fault->kind, SampleFault::Kind::kRefused);
+      EXPECT_TRUE(items[i].candidate.empty());
+    }
+  }
+}
+
+// A candidate that is no string is refused; one over the limit is the model's format_error.
+TEST(ParseGroupsTest, ABadCandidateIsItsOwnFault) {
+  ApiLimits lim;
+  lim.max_candidate_bytes = 4;
+  auto r = ParseGroups(json{{"problem", "p"}, {"candidates", {"ab", 5, "toolong"}}}, lim);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_FALSE((*r)[0].fault.has_value());
+  auto items = GroupItems(*r);
+  ASSERT_EQ(items.size(), 3u);
+  EXPECT_FALSE(items[0].fault.has_value());
+  EXPECT_EQ(items[0].candidate, "ab");
+  ASSERT_TRUE(items[1].fault.has_value());
+  EXPECT_EQ(items[1].fault->kind, SampleFault::Kind::kRefused);
+  EXPECT_NE(items[1].fault->why.message().find("'candidates[1]' must be a string"),
+            std::string::npos);
+  ASSERT_TRUE(items[2].fault.has_value());
+  EXPECT_EQ(items[2].fault->kind, SampleFault::Kind::kTooLong);
+  EXPECT_NE(items[2].fault->why.message().find("'candidates[2]' is 7 bytes"), std::string::npos);
+  EXPECT_TRUE(items[2].candidate.empty());
 }
 
 TEST(GroupStatsTest, HandComputed) {

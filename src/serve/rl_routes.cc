@@ -64,23 +64,40 @@ RlRoutes::RlRoutes(const ApiLimits& limits, const score::PrimeEchoOptions& prime
                    Evaluations* ev, Bdr* bdr)
     : limits_(limits), prime_echo_(prime_echo), ev_(ev), bdr_(bdr) {}
 
+namespace {
+
+// The group's error: its own fault, else the refusal its samples all share (an unknown problem).
+json GroupError(const GroupRequest& g, const std::vector<ItemRequest>& items, size_t first) {
+  if (g.fault) return g.fault->message();
+  if (g.candidates.empty()) return nullptr;
+  for (size_t i = first; i < first + g.candidates.size(); ++i) {
+    const auto& f = items[i].fault;
+    if (!f || f->kind != SampleFault::Kind::kRefused) return nullptr;
+  }
+  return items[first].fault->why.message();
+}
+
+}  // namespace
+
 Result<json> RlRoutes::Groups(const json& body, Clock::time_point deadline) {
   auto groups = ParseGroups(body, limits_);
   if (!groups.ok()) return groups.status();
-  const std::vector<ItemRequest> items = GroupItems(*groups);
+  std::vector<ItemRequest> items = GroupItems(*groups);
+  if (items.empty()) return *(*groups)[0].fault;  // no group has a list of candidates
   std::vector<std::string> ids;
   // Every sample of every group at once: the request takes the time of its slowest sample.
-  auto views = ev_->Run(items, deadline, &ids);
+  auto views = ev_->RunEach(&items, deadline, &ids);
   if (!views.ok()) return views.status();
   json out = json::array();
   size_t k = 0;
   for (const auto& g : *groups) {
     std::vector<SampleOutcome> outcomes;
     json rewards = json::array(), results = json::array();
+    const json error = GroupError(g, items, k);
     for (size_t i = 0; i < g.candidates.size(); ++i, ++k) {
       outcomes.push_back(OutcomeOf((*views)[k]));
       rewards.push_back(OrNull(outcomes.back().reward));
-      results.push_back(RewardJson(ids[k], (*views)[k]));
+      results.push_back(ItemResultJson(ids[k], (*views)[k], items[k]));
     }
     const GroupStats st = ComputeGroupStats(outcomes);
     json adv = json::array();
@@ -93,7 +110,8 @@ Result<json> RlRoutes::Groups(const json& body, Clock::time_point deadline) {
                 {"bdr_recorded", false},
                 {"results", results}};
     if (!g.problem.empty()) one["problem"] = g.problem;
-    if (bdr_) {
+    if (!error.is_null()) one["error"] = error;
+    if (bdr_ && error.is_null()) {
       auto rec = bdr_->Record(g, st);
       if (rec.ok()) {
         one["bdr_recorded"] = *rec;

@@ -35,6 +35,13 @@ class Evaluations {
   virtual Result<std::vector<queue::JobView>> Run(const std::vector<ItemRequest>& items,
                                                   Clock::time_point deadline,
                                                   std::vector<std::string>* ids) = 0;
+  // Like Run, but one bad sample fails one sample (docs/API.md): an item with a fault, or whose
+  // job cannot be made (an unknown problem, a problem's text the service refuses: its fault is
+  // set then), is answered without an evaluation (Unevaluated) and its id is "". An error only
+  // when every item is refused, before anything runs.
+  virtual Result<std::vector<queue::JobView>> RunEach(std::vector<ItemRequest>* items,
+                                                      Clock::time_point deadline,
+                                                      std::vector<std::string>* ids) = 0;
   // An evaluation submitted before, waited for until `deadline` (a past deadline: as it is now).
   // kNotFound for an id the service does not know.
   virtual Result<queue::JobView> Await(const std::string& id, Clock::time_point deadline) = 0;

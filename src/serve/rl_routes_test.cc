@@ -49,6 +49,30 @@ class FakeEvaluations : public Evaluations {
     }
     return out;
   }
+  // As the service: an unknown problem refuses its sample alone; a faulted sample is not run.
+  Result<std::vector<JobView>> RunEach(std::vector<ItemRequest>* items, Clock::time_point,
+                                       std::vector<std::string>* ids) override {
+    ++runs;
+    for (auto& it : *items) {
+      if (!it.fault && it.problem == "unknown") {
+        it.fault = SampleFault{SampleFault::Kind::kRefused,
+                               Status::NotFound("unknown problem in " + it.field)};
+      }
+    }
+    if (auto s = AllRefused(*items); !s.ok()) return s;
+    std::vector<JobView> out;
+    for (const auto& it : *items) {
+      if (!Evaluates(it)) {
+        ids->push_back("");
+        out.push_back(Unevaluated(queue::JobSpec{}, it));
+        continue;
+      }
+      submitted.push_back(it.candidate);
+      ids->push_back("id-" + it.candidate);
+      out.push_back(ViewFor(it.candidate));
+    }
+    return out;
+  }
   Result<JobView> Await(const std::string& id, Clock::time_point) override {
     auto it = known.find(id);
     if (it == known.end()) return Status::NotFound("no evaluation with id '" + id + "'");
@@ -134,11 +158,72 @@ TEST_F(RlRoutesTest, GroupsAnswerStatsAndFeedBdr) {
   EXPECT_NE(m.find("kforge_bdr_groups 0"), std::string::npos);
 }
 
-TEST_F(RlRoutesTest, AnUnknownProblemRefusesTheWholeRequest) {
+TEST_F(RlRoutesTest, ARequestWithNothingToEvaluateIsRefusedWhole) {
   auto out = routes_->Groups({{"problem", "unknown"}, {"candidates", {"ok:1"}}}, Clock::now());
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().code(), Code::kNotFound);
-  EXPECT_FALSE(routes_->Groups({{"candidates", {"ok:1"}}}, Clock::now()).ok());
+  auto none = routes_->Groups({{"candidates", {"ok:1"}}}, Clock::now());
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("exactly one of 'problem'"), std::string::npos);
+  auto no_list = routes_->Groups({{"groups", {{{"problem", "p"}, {"candidates", "ok:1"}}}}},
+                                 Clock::now());
+  ASSERT_FALSE(no_list.ok());
+  EXPECT_NE(no_list.status().message().find("'groups[0].candidates' must be a list"),
+            std::string::npos);
+  EXPECT_TRUE(ev_.submitted.empty());
+}
+
+// A trainer's step must not lose every reward to one bad group or sample: each bad one is
+// answered in its place, with no reward (the request's fault) or -1 (an answer over the limit,
+// the model's), and the rest are evaluated and normalised as usual.
+TEST_F(RlRoutesTest, OneBadGroupOrSampleFailsItselfAlone) {
+  limits_.max_candidate_bytes = 20;
+  json body = {{"groups",
+                {{{"problem", "level1/relu"},
+                  {"group_id", "good"},
+                  {"candidates", {"ok:1.5", 7, std::string(21, 'x'), "fail:incorrect:-0.5"}}},
+                 {{"problem", "unknown"}, {"group_id", "unknown"}, {"candidates", {"ok:1", "ok:2"}}},
+                 {{"problem", "level1/relu"}, {"prompt", 5}, {"candidates", {"fail:cheat:-1"}}},
+                 {{"problem", "level1/relu"}, {"group_id", "no-list"}, {"candidates", "ok:1"}},
+                 {{"problem", "level1/relu"},
+                  {"prompt", "p"},
+                  {"candidates", {"fail:cheat:-1", "fail:timeout:-1"}}}}}};
+  auto out = routes_->Groups(body, Clock::now());
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_EQ(ev_.submitted, (std::vector<std::string>{"ok:1.5", "fail:incorrect:-0.5",
+                                                     "fail:cheat:-1", "fail:timeout:-1"}));
+  const json& g = (*out)["groups"];
+  ASSERT_EQ(g.size(), 5u);
+  // The bad samples in place: a number refused (null), 21 bytes a format_error (-1).
+  EXPECT_EQ(g[0]["rewards"], json({1.5, nullptr, -1.0, -0.5}));
+  EXPECT_EQ(g[0]["stats"]["rewarded"], 3);
+  EXPECT_TRUE(g[0]["advantages"][1].is_null());
+  EXPECT_EQ(g[0]["results"][1]["state"], "refused");
+  EXPECT_NE(g[0]["results"][1]["error"].get<std::string>().find("groups[0].candidates[1]"),
+            std::string::npos);
+  EXPECT_EQ(g[0]["results"][2]["status"], "format_error");
+  EXPECT_FALSE(g[0].contains("error"));
+  // Whole groups refused: an unknown problem, a wrong prompt, candidates that are no list.
+  EXPECT_EQ(g[1]["rewards"], json({nullptr, nullptr}));
+  EXPECT_NE(g[1]["error"].get<std::string>().find("unknown problem"), std::string::npos);
+  EXPECT_EQ(g[1]["group_id"], "unknown");
+  EXPECT_EQ(g[2]["rewards"], json({nullptr}));
+  EXPECT_NE(g[2]["error"].get<std::string>().find("'groups[2].prompt' must be a string"),
+            std::string::npos);
+  EXPECT_EQ(g[3]["rewards"], json::array());
+  EXPECT_EQ(g[3]["group_id"], "no-list");
+  EXPECT_NE(g[3]["error"].get<std::string>().find("must be a list"), std::string::npos);
+  for (int i : {1, 2, 3}) {
+    EXPECT_EQ(g[i]["all_failed"], false) << i;
+    EXPECT_EQ(g[i]["bdr_recorded"], false) << i;
+    EXPECT_TRUE(g[i]["stats"]["mean"].is_null()) << i;
+  }
+  // The last group is all-failed and recorded as usual; the refused ones were not.
+  EXPECT_EQ(g[4]["all_failed"], true);
+  EXPECT_EQ(g[4]["bdr_recorded"], true);
+  auto size = bdr_->Size();
+  ASSERT_TRUE(size.ok());
+  EXPECT_EQ(*size, 1);
 }
 
 TEST_F(RlRoutesTest, BdrSampleQueryIsStrict) {

@@ -236,6 +236,16 @@ Result<std::vector<JobView>> Service::Run(const std::vector<ItemRequest>& items,
   return WaitAll(*jobs, items, deadline);
 }
 
+Result<std::vector<JobView>> Service::RunEach(std::vector<ItemRequest>* items,
+                                              Clock::time_point deadline,
+                                              std::vector<std::string>* ids) {
+  auto jobs = JobsPerSample(items);
+  if (!jobs.ok()) return jobs.status();
+  if (auto s = Submit(*jobs, *items, "rl"); !s.ok()) return s;
+  for (const auto& j : *jobs) ids->push_back(j.id);
+  return WaitAll(*jobs, *items, deadline);
+}
+
 Result<JobView> Service::Await(const std::string& id, Clock::time_point deadline) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
   auto v = engine_->Wait(id, std::max(left, std::chrono::milliseconds(0)));

@@ -112,6 +112,8 @@ class Service : public Evaluations {
   Result<std::vector<JobView>> Run(const std::vector<ItemRequest>& items,
                                    Clock::time_point deadline,
                                    std::vector<std::string>* ids) override;
+  Result<std::vector<JobView>> RunEach(std::vector<ItemRequest>* items, Clock::time_point deadline,
+                                       std::vector<std::string>* ids) override;
   Result<JobView> Await(const std::string& id, Clock::time_point deadline) override;
 
   // POST /v1/groups and /v1/trajectory-reward wait like /v1/reward (timeout_s).

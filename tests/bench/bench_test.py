@@ -218,9 +218,10 @@ def main():
         return c
 
     first = results["overall"]["status_counts"]
+    first_by_sample = {v["sample"]: v["verdict"] for v in verdicts}
     for what, trials, extra in [("trial count", "3", ()),
                                 ("tolerance", "2", ("--atol", "1e-2", "--rtol", "1e-2"))]:
-        results3, _, secs3, _ = run_bench(a.kforge, tmp, cache, a.python, trials, extra)
+        results3, verdicts3, secs3, _ = run_bench(a.kforge, tmp, cache, a.python, trials, extra)
         run3 = results3["run"]
         got = results3["overall"]["status_counts"]
         print(f"run with another {what}: {secs3:.1f} s, {got}")
@@ -228,6 +229,12 @@ def main():
               f"another {what}: evaluated {run3['evaluated']}, reused {run3['reused']} (want 8, 0)")
         same = got == first if what == "trial count" else settled(got) == settled(first)
         check(same, f"another {what}: statuses {got}, first run {first}")
+        if not same:  # what changed, with the rules and messages that decided it
+            for v in verdicts3:
+                before = first_by_sample.get(v["sample"], {})
+                if before.get("status") != v["verdict"]["status"]:
+                    print(f"  {v['sample']}: {before.get('status')} -> {v['verdict']['status']}:",
+                          json.dumps(v["verdict"].get("diagnostics"))[:3000])
 
     # Stopped early (--time-limit-s, as ^C): what waits is left unevaluated and unstored, the
     # reports cover what was done, and the same command again evaluates exactly the rest.

@@ -70,12 +70,28 @@ def check_groups(url, relu):
     for body, want, words in [
             ({"problem": "level1/relu"}, 400, "'candidates' is required"),
             ({"problem": "level1/relu", "candidates": []}, 400, "'candidates' is empty"),
-            ({"groups": [{"problem": "level1/relu", "candidates": ["x"]}, {"candidates": ["y"]}]},
-             400, "groups[1]"),
             ({"problem": "level9/none", "candidates": ["x"]}, 404, "unknown problem"),
             ({"problem": "level1/relu", "candidates": ["x"], "timeout_s": -1}, 400, "timeout_s")]:
         code, out, _ = http("POST", url + "/v1/groups", body)
         assert code == want and words in out["error"], (body, code, out)
+    # One bad group or sample fails itself alone: the good sample is evaluated (no code:
+    # format_error, -1), a sample that is no string is refused in its place (no reward: so the
+    # group is not all-failed and BDR, full, keeps what it has), and so are bad groups, each with
+    # its error naming the field.
+    body = {"groups": [{"problem": "level1/relu", "candidates": ["x", 7], "group_id": "fine"},
+                       {"candidates": ["y", "w"], "group_id": "no-problem"},
+                       {"problem": "level9/none", "candidates": ["z"]}]}
+    code, out, _ = http("POST", url + "/v1/groups", body, timeout=600)
+    assert code == 200, (code, out)
+    bad = out["groups"]
+    assert bad[0]["rewards"] == [-1.0, None], bad[0]
+    assert bad[0]["results"][0]["status"] == "format_error", bad[0]
+    assert "groups[0].candidates[1]" in bad[0]["results"][1]["error"], bad[0]
+    assert "error" not in bad[0] and bad[0]["all_failed"] is False, bad[0]
+    assert bad[1]["rewards"] == [None, None] and "groups[1].problem" in bad[1]["error"], bad[1]
+    assert bad[1]["results"][1]["state"] == "refused" and bad[1]["group_id"] == "no-problem", bad[1]
+    assert bad[2]["rewards"] == [None] and "unknown problem" in bad[2]["error"], bad[2]
+    assert not bad[1]["bdr_recorded"] and not bad[2]["bdr_recorded"], bad
     print("groups: stats %s, advantages %s; 4 all-failed groups recorded, 1 evicted" %
           (st, [round(a, 6) for a in g[0]["advantages"]]))
 
