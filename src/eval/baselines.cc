@@ -3,6 +3,7 @@
 // or recorded from a candidate's interleaved measurement; never from a disturbed one. Verdicts
 // of timed candidates use their own interleaved measurement (execute/interleave.h).
 #include "common/hash.h"
+#include "eval/decide.h"
 #include "eval/impl.h"
 
 namespace kf::eval {
@@ -42,7 +43,7 @@ std::string Evaluator::Impl::BaselineKey(const LaneState& ls, const std::string&
 
 void Evaluator::Impl::RecordBaselines(LaneState& ls, const std::string& hash,
                                       const execute::BaselineResult& b) {
-  if (!b.disturbed.empty() || !b.eager) return;
+  if (!StoreBaselines(b, /*interleaved=*/true)) return;
   (void)store->PutBaseline(BaselineKey(ls, hash), ResultJson(b));  // a record, best effort
 }
 
@@ -78,7 +79,7 @@ Result<Baselines> Evaluator::Impl::GetBaselines(LaneState& ls, const std::string
   // A disturbed measurement (load on the machine, a noisy spread) is taken again, up to
   // twice; it is never stored, so it cannot set every later verdict's speedup.
   auto r = ls.lane->TimeBaselines(p, t, execute::DrawSeed());
-  for (int again = 0; again < 2 && r.ok() && !r->disturbed.empty(); ++again) {
+  for (int again = 0; MeasureBaselinesAgain(r, again); ++again) {
     r = ls.lane->TimeBaselines(p, t, execute::DrawSeed());
   }
   if (!r.ok()) return r.status();
@@ -87,7 +88,9 @@ Result<Baselines> Evaluator::Impl::GetBaselines(LaneState& ls, const std::string
   if (r->compiled) b.compiled = r->compiled->summary;
   b.compile_unavailable = r->compile_unavailable;
   b.disturbed = r->disturbed;
-  if (r->disturbed.empty()) (void)store->PutBaseline(key, ResultJson(*r));  // a cache
+  if (StoreBaselines(*r, /*interleaved=*/false)) {
+    (void)store->PutBaseline(key, ResultJson(*r));  // a cache
+  }
   return b;
 }
 

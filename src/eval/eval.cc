@@ -4,8 +4,9 @@
 #include <cstdlib>
 
 #include "backend/backend.h"
-#include "common/hash.h"
 #include "common/affinity.h"
+#include "common/hash.h"
+#include "eval/decide.h"
 #include "eval/impl.h"
 #include "extract/extract.h"
 #include "legality/legality.h"
@@ -13,27 +14,6 @@
 namespace kf::eval {
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-namespace {
-
-
-VerdictStatus FromOutcome(execute::Outcome o) {
-  switch (o) {
-    case execute::Outcome::kOk: return VerdictStatus::kOk;
-    case execute::Outcome::kFormatError: return VerdictStatus::kFormatError;
-    case execute::Outcome::kCompileError: return VerdictStatus::kCompileError;
-    case execute::Outcome::kRuntimeError: return VerdictStatus::kRuntimeError;
-    case execute::Outcome::kTimeout: return VerdictStatus::kTimeout;
-    case execute::Outcome::kIncorrect: return VerdictStatus::kIncorrect;
-    case execute::Outcome::kCheat: return VerdictStatus::kCheat;
-    case execute::Outcome::kInfraError: return VerdictStatus::kInfraError;
-  }
-  return VerdictStatus::kInfraError;
-}
-
-
-}  // namespace
-
 
 Status Evaluator::Impl::EnsureLane(LaneState& ls, Verdict* v) {
   if (ls.device_key.empty()) {
@@ -72,7 +52,7 @@ Verdict Evaluator::Impl::Finish(Prepared& p, VerdictStatus s) {
   p.verdict.status = s;
   score::Finish(&p.verdict, opt.reward);
   // Infrastructure failures say nothing about the candidate: never stored, tried again later.
-  if (s != VerdictStatus::kInfraError && !p.job_key.empty()) {
+  if (ShouldStore(s, p.job_key)) {
     (void)store->PutVerdict(p.job_key, p.verdict);
   }
   return p.verdict;
@@ -214,9 +194,8 @@ Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
     v.diagnostics.push_back(EnvironmentDiagnostic(*rb.environment));
     return Finish(p, VerdictStatus::kInfraError);
   };
+  VerdictStatus status = RunStatus(r.outcome, r.build_failed, rb.environment.has_value());
   if (rb.environment) return environment_failed();
-  VerdictStatus status = FromOutcome(r.outcome);
-  if (r.build_failed) status = VerdictStatus::kCompileError;
   // The candidate's run and the reference's batches interleaved with it (A/B/A): the run
   // whose speedups count, the first one or a re-verification's.
   const execute::ExecResult* counted = &r;
@@ -236,14 +215,15 @@ Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
       if (b->compiled) v.compile_ms = b->compiled->median_ms;
       v.compile_unavailable = b->compile_unavailable;
     }
-    if (v.candidate_ms && v.eager_ms && *v.eager_ms / v.candidate_ms->median_ms > opt.reverify_speedup) {
+    if (NeedsReverify(v, opt.reverify_speedup)) {
       // Implausible: a fresh process, fresh inputs and seeds, and the slower time counts.
       auto again_opt = eo;
       again_opt.seed = execute::DrawSeed();
       execute::ExecResult again = ls.lane->Run(problem->id, *problem, cand.code, load_inline, again_opt);
       v.stages.push_back({"reverify", again.outcome == execute::Outcome::kOk,
                           again.correctness_ms + again.timing_ms, json::object()});
-      if (again.outcome != execute::Outcome::kOk) {
+      const Reverified use = JudgeReverify(again, v.candidate_ms->median_ms);
+      if (use == Reverified::kFailed) {
         for (auto d : again.diagnostics) {
           if (d.line > 0) d.line += shift;
           v.diagnostics.push_back(d);
@@ -251,7 +231,7 @@ Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
         status = FromOutcome(again.outcome);
         v.trials_passed = again.trials_passed;
         v.trials_total = again.trials_total;
-      } else if (again.timing && again.timing->summary.median_ms > v.candidate_ms->median_ms) {
+      } else if (use == Reverified::kSlowerCounts) {
         const auto& s2 = again.timing->summary;
         v.candidate_ms = TimingSummary{s2.median_ms, s2.p10_ms, s2.p90_ms, s2.n};
         for (auto& st : v.stages) {  // the distribution of the run that counts
