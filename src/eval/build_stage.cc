@@ -85,7 +85,7 @@ std::optional<VerdictStatus> Evaluator::Impl::BuildStatic(Prepared& p) {
   Verdict& v = p.verdict;
   const extract::Candidate& cand = p.candidate;
   const std::string& text = p.text;
-  const auto t0 = Clock::now();
+  const auto t0 = Now();
   std::vector<std::future<Result<build::Artifact>>> builds;
   for (const auto& call : cand.inline_calls) {
     if (!call.resolved) continue;
@@ -158,7 +158,7 @@ execute::LoadInlineFn Evaluator::Impl::RuntimeLoadInline(Prepared& p, RuntimeBui
       reply.message = "load_inline: " + err;
       return reply;
     }
-    auto b0 = Clock::now();
+    auto b0 = Now();
     auto a = builder->Build(spec);
     rb->ms += MsSince(b0);
     ++rb->builds;

@@ -1,10 +1,8 @@
 // The Evaluator: one job's policy, store lookup, then Prepare (extract, static rules, build:
 // build_stage.cc) and Execute (a lane's run, baselines: baselines.cc, the verdict), then store.
 #include <algorithm>
-#include <cstdlib>
 
 #include "backend/backend.h"
-#include "common/affinity.h"
 #include "common/hash.h"
 #include "eval/decide.h"
 #include "eval/impl.h"
@@ -84,7 +82,7 @@ Prepared Evaluator::Impl::Prepare(const fs::path& problem_path, const std::strin
   p.job_key = StoreKey(v.problem_hash, v.candidate_hash);
 
   // extract
-  auto t0 = Clock::now();
+  auto t0 = Now();
   p.candidate = extract::Extract(text, opt.family);
   v.candidate_format = backend::CandidateFormat(p.candidate.family);
   if (opt.reference_as_candidate) {  // plain PyTorch, no kernel of its own: that is the point
@@ -99,7 +97,7 @@ Prepared Evaluator::Impl::Prepare(const fs::path& problem_path, const std::strin
   if (!cand.ok()) return final_as(VerdictStatus::kFormatError);
 
   // static legality: the candidate's Python and kernel sources against the rules of docs/RULES.md
-  t0 = Clock::now();
+  t0 = Now();
   std::vector<Diagnostic> findings;
   if (!opt.reference_as_candidate) findings = StaticFindings(cand, *problem_src, opt);
   bool legal = true;
@@ -201,7 +199,7 @@ Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
   const execute::ExecResult* counted = &r;
   std::optional<execute::ExecResult> again_run;
   if (status == VerdictStatus::kOk && opt.baselines) {
-    auto b0 = Clock::now();
+    auto b0 = Now();
     if (r.baselines) {
       UseBaselines(*r.baselines, &v);
       RecordBaselines(ls, v.problem_hash, *r.baselines);
@@ -262,8 +260,6 @@ Evaluator::Evaluator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Evaluator::~Evaluator() = default;
 
 Result<std::unique_ptr<Evaluator>> Evaluator::Create(const EvalOptions& opt) {
-  auto impl = std::make_unique<Impl>();
-  impl->opt = opt;
   std::error_code ec;
   fs::create_directories(opt.cache_dir, ec);
   if (ec) return Status::IoError("cannot create " + opt.cache_dir.string() + ": " + ec.message());
@@ -271,48 +267,32 @@ Result<std::unique_ptr<Evaluator>> Evaluator::Create(const EvalOptions& opt) {
     return Status::NotFound("kforge's runner is not at " + opt.runner_dir.string() +
                             " (set KFORGE_RUNNER_DIR)");
   }
-  if (auto s = LoadPolicy(&impl->opt); !s.ok()) return s;
+  EvalOptions with_policy = opt;
+  // Before any part starts: a bad allowlist fails without spawning a lane.
+  if (auto s = LoadPolicy(&with_policy); !s.ok()) return s;
+  auto parts = RealParts(with_policy);
+  if (!parts.ok()) return parts.status();
+  return CreateWith(with_policy, std::move(parts.value()));
+}
+
+Result<std::unique_ptr<Evaluator>> Evaluator::CreateWith(const EvalOptions& opt,
+                                                         EvaluatorParts parts) {
+  if (!parts.builder || !parts.store) {
+    return Status::Invalid("an Evaluator needs a builder and a store");
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->opt = opt;
+  if (auto s = LoadPolicy(&impl->opt); !s.ok()) return s;  // nothing to do when Create did it
   impl->settings_digest = SettingsDigest(impl->opt);
-  auto st = store::Store::Open(opt.cache_dir / "kforge.db");
-  if (!st.ok()) return st.status();
-  impl->store = std::move(st.value());
-  build::BuildOptions bo;
-  bo.python = opt.python;
-  bo.runner_dir = opt.runner_dir;
-  bo.cache_dir = opt.cache_dir;
-  // Compiled extensions may live apart from the verdict store, shared by several caches.
-  if (const char* shared = std::getenv("KFORGE_BUILD_CACHE"); shared && *shared) {
-    bo.build_cache = shared;
+  impl->clock = parts.clock ? std::move(parts.clock) : RealClock();
+  impl->store = std::move(parts.store);
+  impl->builder = std::move(parts.builder);
+  for (auto& lane : parts.lanes) {
+    if (!lane) return Status::Invalid("an Evaluator's lane is missing");
+    impl->lanes.push_back(LaneState{std::move(lane), {}, "", ""});
   }
-  bo.backend = opt.backend;
-  bo.workers = opt.build_workers;
-  const char* no_pch = std::getenv("KFORGE_NO_PCH");
-  bo.pch = opt.pch && !(no_pch && *no_pch && std::string(no_pch) != "0");
-  bo.light_headers = opt.light_headers;
-  std::vector<int> devices = opt.devices;
-  if (devices.empty()) devices.push_back(opt.device_index);
-  if (!opt.lanes) devices.clear();
-  // On a GPU machine with cores to spare, each lane's processes get two cores of their own and
-  // the compilers the rest (a timed call's host side never waits behind nvcc); a CPU lane
-  // computes on every core, so the CPU backend keeps them all.
-  const CpuSplit split = opt.backend == "cpu" ? CpuSplit{}
-                                              : SplitCpus(AllowedCpus(), static_cast<int>(devices.size()));
-  bo.cpus = split.builds;
-  impl->builder = std::make_unique<build::Builder>(bo);
-  for (size_t i = 0; i < devices.size(); ++i) {
-    execute::LaneOptions lo;
-    if (i < split.lanes.size()) lo.cpus = split.lanes[i];
-    lo.python = opt.python;
-    lo.runner_dir = opt.runner_dir;
-    lo.backend = opt.backend;
-    lo.device_index = devices[i];
-    lo.work_dir = opt.cache_dir / "work" / ("lane" + std::to_string(i));
-    auto lane = execute::Lane::Start(lo);  // imports torch in the background from here on
-    if (!lane.ok()) return lane.status();
-    impl->lanes.push_back(LaneState{std::move(lane.value()), {}, "", ""});
-  }
-  build::Builder* b = impl->builder.get();
-  if (opt.lanes) {  // the timing helper only lanes load
+  ArtifactBuilder* b = impl->builder.get();
+  if (!impl->lanes.empty()) {  // the timing helper only lanes load
     impl->native = std::async(std::launch::async, [b] { return b->BuildNative(); }).share();
   }
   return std::unique_ptr<Evaluator>(new Evaluator(std::move(impl)));

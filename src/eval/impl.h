@@ -16,13 +16,12 @@
 #include "build/build.h"
 #include "common/files.h"
 #include "eval/eval.h"
-#include "store/store.h"
+#include "eval/parts.h"
 
 namespace kf::eval {
 
 using Clock = std::chrono::steady_clock;
 
-double MsSince(Clock::time_point t0);
 // Line `line` (1-based) of `text`, "" past its end.
 std::string LineOf(const std::string& text, int line);
 // An infra_error's diagnostic for a failure of kforge's own, in `stage`.
@@ -48,7 +47,7 @@ struct Baselines {
 
 // One execution lane and what it has loaded. Used by one thread at a time.
 struct LaneState {
-  std::unique_ptr<execute::Lane> lane;
+  std::unique_ptr<LaneRunner> lane;
   std::map<std::string, execute::ProblemInfo> problems;  // by problem hash
   std::string device_key;                                // device name + torch version
   std::string device_name;
@@ -68,13 +67,19 @@ std::optional<SpeedupInterval> Ci(const std::vector<double>& base_ms,
 class Evaluator::Impl {
  public:
   EvalOptions opt;
-  std::unique_ptr<build::Builder> builder;
+  std::unique_ptr<SteadyClock> clock;  // never null
+  std::unique_ptr<ArtifactBuilder> builder;
   std::vector<LaneState> lanes;
-  std::unique_ptr<store::Store> store;
+  std::unique_ptr<VerdictStore> store;
   std::shared_future<Result<build::Artifact>> native;
   // Baselines are timed once per problem and device kind, however many lanes ask at once.
   std::mutex baselines_mu;
   std::map<std::string, std::shared_ptr<std::mutex>> baseline_locks;
+
+  Clock::time_point Now() { return clock->Now(); }
+  double MsSince(Clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(Now() - t0).count();
+  }
 
   Status EnsureLane(LaneState& ls, Verdict* v);
   // The problem on this lane, loaded first if need be (untrusted: in a confined judge).
