@@ -8,7 +8,7 @@ namespace {
 
 using execute::Outcome;
 
-TEST(Decide, EveryOutcomeMapsToItsStatus) {
+TEST(VerdictDecisions, EveryOutcomeMapsToItsStatus) {
   EXPECT_EQ(FromOutcome(Outcome::kOk), VerdictStatus::kOk);
   EXPECT_EQ(FromOutcome(Outcome::kFormatError), VerdictStatus::kFormatError);
   EXPECT_EQ(FromOutcome(Outcome::kCompileError), VerdictStatus::kCompileError);
@@ -19,7 +19,7 @@ TEST(Decide, EveryOutcomeMapsToItsStatus) {
   EXPECT_EQ(FromOutcome(Outcome::kInfraError), VerdictStatus::kInfraError);
 }
 
-TEST(Decide, AMachineFaultInARunTimeBuildOutranksTheCandidatesOutcome) {
+TEST(VerdictDecisions, AMachineFaultInARunTimeBuildOutranksTheCandidatesOutcome) {
   for (Outcome o : {Outcome::kOk, Outcome::kIncorrect, Outcome::kCheat, Outcome::kRuntimeError}) {
     EXPECT_EQ(RunStatus(o, /*build_failed=*/true, /*environment_fault=*/true),
               VerdictStatus::kInfraError);
@@ -32,7 +32,7 @@ TEST(Decide, AMachineFaultInARunTimeBuildOutranksTheCandidatesOutcome) {
   EXPECT_EQ(RunStatus(Outcome::kInfraError, false, false), VerdictStatus::kInfraError);
 }
 
-TEST(Decide, StaticBuildsTheMachinesFaultsOutrankTheCandidatesErrors) {
+TEST(VerdictDecisions, StaticBuildsTheMachinesFaultsOutrankTheCandidatesErrors) {
   EXPECT_EQ(StaticBuildStatus({}), std::nullopt);
   EXPECT_EQ(StaticBuildStatus({.failed = true}), VerdictStatus::kCompileError);
   EXPECT_EQ(StaticBuildStatus({.infra = true}), VerdictStatus::kInfraError);
@@ -41,7 +41,7 @@ TEST(Decide, StaticBuildsTheMachinesFaultsOutrankTheCandidatesErrors) {
   EXPECT_EQ(StaticBuildStatus({.environment = true, .failed = true}), VerdictStatus::kInfraError);
 }
 
-TEST(Decide, InfrastructureFailuresAndUnkeyedVerdictsAreNeverStored) {
+TEST(VerdictDecisions, InfrastructureFailuresAndUnkeyedVerdictsAreNeverStored) {
   EXPECT_FALSE(ShouldStore(VerdictStatus::kInfraError, "key"));
   EXPECT_FALSE(ShouldStore(VerdictStatus::kOk, ""));
   for (VerdictStatus s : {VerdictStatus::kOk, VerdictStatus::kFormatError,
@@ -59,7 +59,7 @@ Diagnostic WithCode(const std::string& code) {
   return d;
 }
 
-TEST(Decide, OnlyAnInfraErrorWithTheBusyDiagnosticIsSpoiledByLoad) {
+TEST(VerdictDecisions, OnlyAnInfraErrorWithTheBusyDiagnosticIsSpoiledByLoad) {
   Verdict v;
   v.status = VerdictStatus::kInfraError;
   EXPECT_FALSE(SpoiledByLoad(v));
@@ -79,7 +79,7 @@ execute::BaselineResult Measured(const std::string& disturbed, bool eager = true
   return b;
 }
 
-TEST(Decide, DisturbedBaselinesAreMeasuredAgainTwiceAtMost) {
+TEST(VerdictDecisions, DisturbedBaselinesAreMeasuredAgainTwiceAtMost) {
   Result<execute::BaselineResult> disturbed = Measured("load");
   EXPECT_TRUE(MeasureBaselinesAgain(disturbed, 0));
   EXPECT_TRUE(MeasureBaselinesAgain(disturbed, 1));
@@ -89,7 +89,7 @@ TEST(Decide, DisturbedBaselinesAreMeasuredAgainTwiceAtMost) {
   EXPECT_FALSE(MeasureBaselinesAgain(Result<execute::BaselineResult>(Status::Unavailable("x")), 0));
 }
 
-TEST(Decide, OnlyUndisturbedBaselinesAreStored) {
+TEST(VerdictDecisions, OnlyUndisturbedBaselinesAreStored) {
   EXPECT_TRUE(StoreBaselines(Measured(""), false));
   EXPECT_TRUE(StoreBaselines(Measured(""), true));
   EXPECT_FALSE(StoreBaselines(Measured("load"), false));
@@ -100,7 +100,7 @@ TEST(Decide, OnlyUndisturbedBaselinesAreStored) {
   EXPECT_TRUE(StoreBaselines(Measured("", false), false));
 }
 
-TEST(Decide, OnlyASpeedupAboveTheThresholdIsReverified) {
+TEST(VerdictDecisions, OnlyASpeedupAboveTheThresholdIsReverified) {
   Verdict v;
   EXPECT_FALSE(NeedsReverify(v, 10));
   v.candidate_ms = TimingSummary{1.0, 0.9, 1.1, 10};
@@ -121,7 +121,7 @@ execute::ExecResult Again(Outcome o, std::optional<double> median_ms) {
   return r;
 }
 
-TEST(Decide, AReverificationCountsWhenItFailsOrIsSlower) {
+TEST(VerdictDecisions, AReverificationCountsWhenItFailsOrIsSlower) {
   EXPECT_EQ(JudgeReverify(Again(Outcome::kIncorrect, 5.0), 1.0), Reverified::kFailed);
   EXPECT_EQ(JudgeReverify(Again(Outcome::kInfraError, std::nullopt), 1.0), Reverified::kFailed);
   EXPECT_EQ(JudgeReverify(Again(Outcome::kOk, 2.0), 1.0), Reverified::kSlowerCounts);
