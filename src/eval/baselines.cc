@@ -41,6 +41,25 @@ std::string Evaluator::Impl::BaselineKey(const LaneState& ls, const std::string&
   return Sha256Hex(keyj.dump());
 }
 
+Status Evaluator::Impl::UseReferenceTimes(LaneState& ls, const execute::ExecResult& r,
+                                          const execute::ProblemInfo& problem, Verdict* v) {
+  if (r.baselines) {
+    UseBaselines(*r.baselines, v);
+    RecordBaselines(ls, v->problem_hash, *r.baselines);
+    v->stages.push_back({"baselines", true, 0, BaselineFacts(*r.baselines)});
+    return Status::Ok();
+  }
+  const auto b0 = Now();
+  auto b = GetBaselines(ls, v->problem_hash, problem);
+  if (!b.ok()) return b.status();
+  v->stages.push_back(
+      {"baselines", true, MsSince(b0), {{"interleaved", false}, {"disturbed", b->disturbed}}});
+  if (b->eager) v->eager_ms = b->eager->median_ms;
+  if (b->compiled) v->compile_ms = b->compiled->median_ms;
+  v->compile_unavailable = b->compile_unavailable;
+  return Status::Ok();
+}
+
 void Evaluator::Impl::RecordBaselines(LaneState& ls, const std::string& hash,
                                       const execute::BaselineResult& b) {
   if (!StoreBaselines(b, /*interleaved=*/true)) return;

@@ -117,38 +117,20 @@ Prepared Evaluator::Impl::Prepare(const fs::path& problem_path, const std::strin
   return p;
 }
 
-Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
-  if (p.final) return Finish(p, p.verdict.status);
+namespace {
+
+// What a lane's run says, into the verdict: its diagnostics in the submitted text's lines, its
+// trials and ops, and the stages it went through (the build of a family that compiles in the
+// candidate's process, execute, correctness, timing).
+void RecordRun(const execute::ExecResult& r, const RuntimeBuilds& rb, const backend::Path& path,
+               bool jit_cache_warm, Prepared& p) {
   Verdict& v = p.verdict;
   const extract::Candidate& cand = p.candidate;
-  const std::string& text = p.text;
-  auto infra = [&](const std::string& stage, const Status& s) {
-    v.diagnostics.push_back(InfraDiagnostic(stage, s));
-    return Finish(p, VerdictStatus::kInfraError);
-  };
-
-  if (auto s = EnsureLane(ls, &v); !s.ok()) return infra("execute", s);
-  auto problem = Problem(ls, v.problem_hash, p.problem_path, p.problem_trusted);
-  if (!problem.ok()) return infra("execute", problem.status());
-  RuntimeBuilds rb;
-  execute::LoadInlineFn load_inline = RuntimeLoadInline(p, &rb);
-  const backend::Path& path = PathOf(cand);
-  execute::ExecOptions eo = opt.exec;
-  eo.family = cand.family;
-  eo.interleave_baselines = opt.baselines;
-  bool jit_cache_warm = false;
-  if (!path.Prebuilds()) {
-    auto env = Environment();
-    eo.jit_cache = path.JitCacheDir(opt.cache_dir, v.candidate_hash, env ? env->dump() : "");
-    std::error_code ec;
-    jit_cache_warm = fs::is_directory(eo.jit_cache, ec) && !fs::is_empty(eo.jit_cache, ec);
-  }
-  execute::ExecResult r = ls.lane->Run(problem->id, *problem, cand.code, load_inline, eo);
   const int shift = cand.first_line - 1;
   for (auto d : r.diagnostics) {
     if (d.line > 0) {
       d.line += shift;
-      if (d.excerpt.empty()) d.excerpt = LineOf(text, d.line);
+      if (d.excerpt.empty()) d.excerpt = LineOf(p.text, d.line);
     }
     v.diagnostics.push_back(d);
   }
@@ -188,69 +170,86 @@ Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
     v.candidate_ms = ts;
     v.stages.push_back({"timing", true, r.timing_ms, TimingFacts(r)});
   }
+}
+}  // namespace
+
+std::optional<execute::ExecResult> Evaluator::Impl::Reverify(
+    LaneState& ls, const execute::ProblemInfo& problem, const execute::LoadInlineFn& load_inline,
+    execute::ExecOptions eo, Prepared& p, VerdictStatus* status) {
+  Verdict& v = p.verdict;
+  eo.seed = execute::DrawSeed();
+  execute::ExecResult again = ls.lane->Run(problem.id, problem, p.candidate.code, load_inline, eo);
+  v.stages.push_back({"reverify", again.outcome == execute::Outcome::kOk,
+                      again.correctness_ms + again.timing_ms, json::object()});
+  switch (JudgeReverify(again, v.candidate_ms->median_ms)) {
+    case Reverified::kFailed: {
+      const int shift = p.candidate.first_line - 1;
+      for (auto d : again.diagnostics) {
+        if (d.line > 0) d.line += shift;
+        v.diagnostics.push_back(d);
+      }
+      *status = FromOutcome(again.outcome);
+      v.trials_passed = again.trials_passed;
+      v.trials_total = again.trials_total;
+      return std::nullopt;
+    }
+    case Reverified::kSlowerCounts: {
+      const auto& s2 = again.timing->summary;
+      v.candidate_ms = TimingSummary{s2.median_ms, s2.p10_ms, s2.p90_ms, s2.n};
+      for (auto& st : v.stages) {  // the distribution of the run that counts
+        if (st.name == "timing") st.detail = TimingFacts(again);
+      }
+      // Its speedups are its own candidate against its own interleaved reference.
+      if (again.baselines) UseBaselines(*again.baselines, &v);
+      return again;
+    }
+    case Reverified::kFirstCounts: break;
+  }
+  return std::nullopt;
+}
+
+Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
+  if (p.final) return Finish(p, p.verdict.status);
+  Verdict& v = p.verdict;
+  const extract::Candidate& cand = p.candidate;
+  auto infra = [&](const std::string& stage, const Status& s) {
+    v.diagnostics.push_back(InfraDiagnostic(stage, s));
+    return Finish(p, VerdictStatus::kInfraError);
+  };
+
+  if (auto s = EnsureLane(ls, &v); !s.ok()) return infra("execute", s);
+  auto problem = Problem(ls, v.problem_hash, p.problem_path, p.problem_trusted);
+  if (!problem.ok()) return infra("execute", problem.status());
+  RuntimeBuilds rb;
+  execute::LoadInlineFn load_inline = RuntimeLoadInline(p, &rb);
+  const backend::Path& path = PathOf(cand);
+  execute::ExecOptions eo = opt.exec;
+  eo.family = cand.family;
+  eo.interleave_baselines = opt.baselines;
+  bool jit_cache_warm = false;
+  if (!path.Prebuilds()) {
+    auto env = Environment();
+    eo.jit_cache = path.JitCacheDir(opt.cache_dir, v.candidate_hash, env ? env->dump() : "");
+    std::error_code ec;
+    jit_cache_warm = fs::is_directory(eo.jit_cache, ec) && !fs::is_empty(eo.jit_cache, ec);
+  }
+  execute::ExecResult r = ls.lane->Run(problem->id, *problem, cand.code, load_inline, eo);
+  RecordRun(r, rb, path, jit_cache_warm, p);
   auto environment_failed = [&] {
     v.diagnostics.push_back(EnvironmentDiagnostic(*rb.environment));
     return Finish(p, VerdictStatus::kInfraError);
   };
   VerdictStatus status = RunStatus(r.outcome, r.build_failed, rb.environment.has_value());
   if (rb.environment) return environment_failed();
-  // The candidate's run and the reference's batches interleaved with it (A/B/A): the run
-  // whose speedups count, the first one or a re-verification's.
-  const execute::ExecResult* counted = &r;
-  std::optional<execute::ExecResult> again_run;
   if (status == VerdictStatus::kOk && opt.baselines) {
-    auto b0 = Now();
-    if (r.baselines) {
-      UseBaselines(*r.baselines, &v);
-      RecordBaselines(ls, v.problem_hash, *r.baselines);
-      v.stages.push_back({"baselines", true, 0, BaselineFacts(*r.baselines)});
-    } else {
-      auto b = GetBaselines(ls, v.problem_hash, *problem);
-      if (!b.ok()) return infra("baselines", b.status());
-      v.stages.push_back({"baselines", true, MsSince(b0), {{"interleaved", false},
-                                                           {"disturbed", b->disturbed}}});
-      if (b->eager) v.eager_ms = b->eager->median_ms;
-      if (b->compiled) v.compile_ms = b->compiled->median_ms;
-      v.compile_unavailable = b->compile_unavailable;
-    }
+    if (auto s = UseReferenceTimes(ls, r, *problem, &v); !s.ok()) return infra("baselines", s);
+    // The candidate's run and the reference's batches interleaved with it (A/B/A) whose
+    // speedups count: the first one, or a slower re-verification's.
+    std::optional<execute::ExecResult> again;
     if (NeedsReverify(v, opt.reverify_speedup)) {
-      // Implausible: a fresh process, fresh inputs and seeds, and the slower time counts.
-      auto again_opt = eo;
-      again_opt.seed = execute::DrawSeed();
-      execute::ExecResult again = ls.lane->Run(problem->id, *problem, cand.code, load_inline, again_opt);
-      v.stages.push_back({"reverify", again.outcome == execute::Outcome::kOk,
-                          again.correctness_ms + again.timing_ms, json::object()});
-      const Reverified use = JudgeReverify(again, v.candidate_ms->median_ms);
-      if (use == Reverified::kFailed) {
-        for (auto d : again.diagnostics) {
-          if (d.line > 0) d.line += shift;
-          v.diagnostics.push_back(d);
-        }
-        status = FromOutcome(again.outcome);
-        v.trials_passed = again.trials_passed;
-        v.trials_total = again.trials_total;
-      } else if (use == Reverified::kSlowerCounts) {
-        const auto& s2 = again.timing->summary;
-        v.candidate_ms = TimingSummary{s2.median_ms, s2.p10_ms, s2.p90_ms, s2.n};
-        for (auto& st : v.stages) {  // the distribution of the run that counts
-          if (st.name == "timing") st.detail = TimingFacts(again);
-        }
-        // Its speedups are its own candidate against its own interleaved reference.
-        if (again.baselines) UseBaselines(*again.baselines, &v);
-        again_run = std::move(again);
-        counted = &*again_run;
-      }
+      again = Reverify(ls, *problem, load_inline, eo, p, &status);
     }
-    if (status == VerdictStatus::kOk && v.candidate_ms && v.candidate_ms->median_ms > 0) {
-      if (v.eager_ms) v.speedup_vs_eager = *v.eager_ms / v.candidate_ms->median_ms;
-      if (v.compile_ms) v.speedup_vs_compile = *v.compile_ms / v.candidate_ms->median_ms;
-      if (counted->timing && counted->baselines) {
-        const auto& cand = counted->timing->samples_ms;
-        const auto& b = *counted->baselines;
-        if (b.eager) v.speedup_vs_eager_ci = Ci(b.eager->samples_ms, cand);
-        if (b.compiled) v.speedup_vs_compile_ci = Ci(b.compiled->samples_ms, cand);
-      }
-    }
+    if (status == VerdictStatus::kOk) SetSpeedups(again ? *again : r, &v);
   }
   if (rb.environment) return environment_failed();  // in the re-verification's builds
   return Finish(p, status);

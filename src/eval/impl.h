@@ -60,6 +60,9 @@ nlohmann::json TimingFacts(const execute::ExecResult& r);
 nlohmann::json BaselineFacts(const execute::BaselineResult& b);
 // The verdict's eager and compile times from an interleaved measurement.
 void UseBaselines(const execute::BaselineResult& b, Verdict* v);
+// An ok verdict's speedups over the reference's times, and their 95% intervals from the
+// samples of the run that counts (the candidate's and its interleaved reference's).
+void SetSpeedups(const execute::ExecResult& counted, Verdict* v);
 // The 95% interval of median(base) / median(cand) (execute::RatioInterval).
 std::optional<SpeedupInterval> Ci(const std::vector<double>& base_ms,
                                          const std::vector<double>& cand_ms);
@@ -98,6 +101,17 @@ class Evaluator::Impl {
   // later tools read; verdicts always use their own interleaved measurement.
   void RecordBaselines(LaneState& ls, const std::string& hash, const execute::BaselineResult& b);
   std::string BaselineKey(const LaneState& ls, const std::string& hash) const;
+  // The reference's times beside the ok run `r`, into `v`: its interleaved batches (recorded as
+  // the problem's baselines when undisturbed), else the stored or newly measured baselines.
+  Status UseReferenceTimes(LaneState& ls, const execute::ExecResult& r,
+                           const execute::ProblemInfo& problem, Verdict* v);
+  // Runs an implausibly fast candidate again in a fresh process (fresh inputs and seeds), into
+  // `p`'s verdict: a failed re-verification sets `*status`; a slower one's times count, and it
+  // is returned as the run whose speedups count.
+  std::optional<execute::ExecResult> Reverify(LaneState& ls, const execute::ProblemInfo& problem,
+                                              const execute::LoadInlineFn& load_inline,
+                                              execute::ExecOptions eo, Prepared& p,
+                                              VerdictStatus* status);
   Prepared Prepare(const std::filesystem::path& problem_path, const std::string& text,
                    bool problem_trusted);
   // The build of every statically resolved load_inline call of `p`, in parallel, recorded in
