@@ -4,14 +4,22 @@ namespace kf::eval {
 
 VerdictStatus FromOutcome(execute::Outcome o) {
   switch (o) {
-    case execute::Outcome::kOk: return VerdictStatus::kOk;
-    case execute::Outcome::kFormatError: return VerdictStatus::kFormatError;
-    case execute::Outcome::kCompileError: return VerdictStatus::kCompileError;
-    case execute::Outcome::kRuntimeError: return VerdictStatus::kRuntimeError;
-    case execute::Outcome::kTimeout: return VerdictStatus::kTimeout;
-    case execute::Outcome::kIncorrect: return VerdictStatus::kIncorrect;
-    case execute::Outcome::kCheat: return VerdictStatus::kCheat;
-    case execute::Outcome::kInfraError: return VerdictStatus::kInfraError;
+    case execute::Outcome::kOk:
+      return VerdictStatus::kOk;
+    case execute::Outcome::kFormatError:
+      return VerdictStatus::kFormatError;
+    case execute::Outcome::kCompileError:
+      return VerdictStatus::kCompileError;
+    case execute::Outcome::kRuntimeError:
+      return VerdictStatus::kRuntimeError;
+    case execute::Outcome::kTimeout:
+      return VerdictStatus::kTimeout;
+    case execute::Outcome::kIncorrect:
+      return VerdictStatus::kIncorrect;
+    case execute::Outcome::kCheat:
+      return VerdictStatus::kCheat;
+    case execute::Outcome::kInfraError:
+      return VerdictStatus::kInfraError;
   }
   return VerdictStatus::kInfraError;
 }

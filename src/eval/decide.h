@@ -56,9 +56,9 @@ bool StoreBaselines(const execute::BaselineResult& b, bool interleaved);
 bool NeedsReverify(const Verdict& v, double reverify_speedup);
 // What a re-verification's run means for the verdict.
 enum class Reverified {
-  kFailed,       // not ok: its outcome becomes the verdict's status
-  kSlowerCounts, // ok and slower than the first run: its times and speedups count
-  kFirstCounts,  // ok and no slower (or untimed): the first run's stand
+  kFailed,        // not ok: its outcome becomes the verdict's status
+  kSlowerCounts,  // ok and slower than the first run: its times and speedups count
+  kFirstCounts,   // ok and no slower (or untimed): the first run's stand
 };
 Reverified JudgeReverify(const execute::ExecResult& again, double first_median_ms);
 

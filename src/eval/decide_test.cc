@@ -44,10 +44,10 @@ TEST(VerdictDecisions, StaticBuildsTheMachinesFaultsOutrankTheCandidatesErrors) 
 TEST(VerdictDecisions, InfrastructureFailuresAndUnkeyedVerdictsAreNeverStored) {
   EXPECT_FALSE(ShouldStore(VerdictStatus::kInfraError, "key"));
   EXPECT_FALSE(ShouldStore(VerdictStatus::kOk, ""));
-  for (VerdictStatus s : {VerdictStatus::kOk, VerdictStatus::kFormatError,
-                          VerdictStatus::kCompileError, VerdictStatus::kRuntimeError,
-                          VerdictStatus::kTimeout, VerdictStatus::kIncorrect,
-                          VerdictStatus::kCheat}) {
+  for (VerdictStatus s :
+       {VerdictStatus::kOk, VerdictStatus::kFormatError, VerdictStatus::kCompileError,
+        VerdictStatus::kRuntimeError, VerdictStatus::kTimeout, VerdictStatus::kIncorrect,
+        VerdictStatus::kCheat}) {
     EXPECT_TRUE(ShouldStore(s, "key")) << StatusName(s);
   }
 }

@@ -3,7 +3,6 @@
 #include "eval/eval.h"
 
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include "common/files.h"
@@ -113,8 +112,8 @@ TEST_F(EvaluatorTest, AnHonestCandidateIsBuiltRunTimedAndStored) {
   EXPECT_EQ(v.device, "Fake CPU");
   ASSERT_TRUE(v.speedup_vs_eager);
   EXPECT_DOUBLE_EQ(*v.speedup_vs_eager, 2.0);  // the interleaved eager 2 ms over 1 ms
-  EXPECT_EQ(builder->builds.load(), 1);         // its one load_inline call
-  EXPECT_EQ(builder->natives.load(), 1);        // the timing helper
+  EXPECT_EQ(builder->builds.load(), 1);        // its one load_inline call
+  EXPECT_EQ(builder->natives.load(), 1);       // the timing helper
   EXPECT_EQ(lane().readies.load(), 1);
   EXPECT_EQ(lane().runs.load(), 1);
   EXPECT_EQ(Stored(), 1u);
@@ -167,15 +166,17 @@ TEST_F(EvaluatorTest, ABuildStoppedAtItsLimitWhileCompilingIsTheCandidatesCompil
   EXPECT_FALSE(StageOf(v, "build")->ok);
   EXPECT_DOUBLE_EQ(StageOf(v, "build")->ms, 600'000);
   EXPECT_EQ(lane().readies.load() + lane().runs.load(), 0);  // decided without a lane
-  EXPECT_EQ(Stored(), 1u);  // a verdict on the candidate
+  // A verdict on the candidate: stored.
+  EXPECT_EQ(Stored(), 1u);
 }
 
 TEST_F(EvaluatorTest, ABuildTheMachineStarvedPastItsLimitIsInfraErrorAndNotStored) {
   auto ev = Make();
   builder->build = [this](const ExtensionSpec&) -> Result<build::Artifact> {
     clock->Advance(10min);
-    return Status::Unavailable("the build did not finish within 600 s, and its compilers were "
-                               "on a CPU for only 20 s of them");
+    return Status::Unavailable(
+        "the build did not finish within 600 s, and its compilers were "
+        "on a CPU for only 20 s of them");
   };
   Verdict v = ev->Evaluate(problem, candidate);
   EXPECT_EQ(v.status, VerdictStatus::kInfraError);
@@ -257,8 +258,8 @@ TEST_F(EvaluatorTest, AStoredVerdictIsLookedUpWithoutBuildingOrRunning) {
 }
 
 TEST_F(EvaluatorTest, InfraErrorsFromEveryPartAreNeverStored) {
-  const nlohmann::json rt_call = {{"name", "rt"}, {"cpp_sources", "int f() { return 0; }"},
-                                  {"functions", {"f"}}};
+  const nlohmann::json rt_call = {
+      {"name", "rt"}, {"cpp_sources", "int f() { return 0; }"}, {"functions", {"f"}}};
   struct Case {
     std::string name, stage, code;
     std::function<void(EvaluatorTest&)> break_it;

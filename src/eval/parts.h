@@ -9,11 +9,10 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "build/build.h"
 #include "common/extension_spec.h"
@@ -41,8 +40,9 @@ class LaneRunner {
                                                         uint64_t seed) = 0;
   // Never fails as a call: a crash, hang or lost judge comes back as the result's outcome
   // (kInfraError for the lane's own faults) and diagnostics.
-  virtual execute::ExecResult Run(const std::string& problem_id, const execute::ProblemInfo& problem,
-                                  const std::string& code, const execute::LoadInlineFn& load_inline,
+  virtual execute::ExecResult Run(const std::string& problem_id,
+                                  const execute::ProblemInfo& problem, const std::string& code,
+                                  const execute::LoadInlineFn& load_inline,
                                   const execute::ExecOptions& opt) = 0;
 };
 
