@@ -3,6 +3,7 @@
 // or recorded from a candidate's interleaved measurement; never from a disturbed one. Verdicts
 // of timed candidates use their own interleaved measurement (execute/interleave.h).
 #include "common/hash.h"
+#include "eval/decide.h"
 #include "eval/impl.h"
 
 namespace kf::eval {
@@ -40,9 +41,28 @@ std::string Evaluator::Impl::BaselineKey(const LaneState& ls, const std::string&
   return Sha256Hex(keyj.dump());
 }
 
+Status Evaluator::Impl::UseReferenceTimes(LaneState& ls, const execute::ExecResult& r,
+                                          const execute::ProblemInfo& problem, Verdict* v) {
+  if (r.baselines) {
+    UseBaselines(*r.baselines, v);
+    RecordBaselines(ls, v->problem_hash, *r.baselines);
+    v->stages.push_back({"baselines", true, 0, BaselineFacts(*r.baselines)});
+    return Status::Ok();
+  }
+  const auto b0 = Now();
+  auto b = GetBaselines(ls, v->problem_hash, problem);
+  if (!b.ok()) return b.status();
+  v->stages.push_back(
+      {"baselines", true, MsSince(b0), {{"interleaved", false}, {"disturbed", b->disturbed}}});
+  if (b->eager) v->eager_ms = b->eager->median_ms;
+  if (b->compiled) v->compile_ms = b->compiled->median_ms;
+  v->compile_unavailable = b->compile_unavailable;
+  return Status::Ok();
+}
+
 void Evaluator::Impl::RecordBaselines(LaneState& ls, const std::string& hash,
                                       const execute::BaselineResult& b) {
-  if (!b.disturbed.empty() || !b.eager) return;
+  if (!StoreBaselines(b, /*interleaved=*/true)) return;
   (void)store->PutBaseline(BaselineKey(ls, hash), ResultJson(b));  // a record, best effort
 }
 
@@ -78,7 +98,7 @@ Result<Baselines> Evaluator::Impl::GetBaselines(LaneState& ls, const std::string
   // A disturbed measurement (load on the machine, a noisy spread) is taken again, up to
   // twice; it is never stored, so it cannot set every later verdict's speedup.
   auto r = ls.lane->TimeBaselines(p, t, execute::DrawSeed());
-  for (int again = 0; again < 2 && r.ok() && !r->disturbed.empty(); ++again) {
+  for (int again = 0; MeasureBaselinesAgain(r, again); ++again) {
     r = ls.lane->TimeBaselines(p, t, execute::DrawSeed());
   }
   if (!r.ok()) return r.status();
@@ -87,7 +107,9 @@ Result<Baselines> Evaluator::Impl::GetBaselines(LaneState& ls, const std::string
   if (r->compiled) b.compiled = r->compiled->summary;
   b.compile_unavailable = r->compile_unavailable;
   b.disturbed = r->disturbed;
-  if (r->disturbed.empty()) (void)store->PutBaseline(key, ResultJson(*r));  // a cache
+  if (StoreBaselines(*r, /*interleaved=*/false)) {
+    (void)store->PutBaseline(key, ResultJson(*r));  // a cache
+  }
   return b;
 }
 

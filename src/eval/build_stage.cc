@@ -3,6 +3,7 @@
 // become diagnostics in the candidate's own lines.
 #include <future>
 
+#include "eval/decide.h"
 #include "eval/impl.h"
 
 namespace kf::eval {
@@ -84,7 +85,7 @@ std::optional<VerdictStatus> Evaluator::Impl::BuildStatic(Prepared& p) {
   Verdict& v = p.verdict;
   const extract::Candidate& cand = p.candidate;
   const std::string& text = p.text;
-  const auto t0 = Clock::now();
+  const auto t0 = Now();
   std::vector<std::future<Result<build::Artifact>>> builds;
   for (const auto& call : cand.inline_calls) {
     if (!call.resolved) continue;
@@ -121,13 +122,12 @@ std::optional<VerdictStatus> Evaluator::Impl::BuildStatic(Prepared& p) {
       for (auto& d : BuildDiagnostics(*a, call.spec, &call, text)) v.diagnostics.push_back(d);
     }
   }
-  if (build_infra) {
-    v.diagnostics.push_back(InfraDiagnostic("build", *build_infra));
-    return VerdictStatus::kInfraError;
-  }
-  if (environment) {
-    v.diagnostics.push_back(EnvironmentDiagnostic(*environment));
-    return VerdictStatus::kInfraError;
+  const std::optional<VerdictStatus> decided =
+      StaticBuildStatus({build_infra.has_value(), environment.has_value(), !build_ok});
+  if (decided == VerdictStatus::kInfraError) {  // the machine's fault: no build stage recorded
+    v.diagnostics.push_back(build_infra ? InfraDiagnostic("build", *build_infra)
+                                        : EnvironmentDiagnostic(*environment));
+    return decided;
   }
   int unresolved = 0;
   for (const auto& call : cand.inline_calls) unresolved += call.resolved ? 0 : 1;
@@ -143,8 +143,7 @@ std::optional<VerdictStatus> Evaluator::Impl::BuildStatic(Prepared& p) {
                        {"compiled_light_fell_back", light.compiled_fell_back},
                        {"deferred_to_run_time", unresolved}}});
   if (!light.why.empty()) v.stages.back().detail["light_headers_why"] = light.why;
-  if (!build_ok) return VerdictStatus::kCompileError;
-  return std::nullopt;
+  return decided;
 }
 
 execute::LoadInlineFn Evaluator::Impl::RuntimeLoadInline(Prepared& p, RuntimeBuilds* rb) {
@@ -159,7 +158,7 @@ execute::LoadInlineFn Evaluator::Impl::RuntimeLoadInline(Prepared& p, RuntimeBui
       reply.message = "load_inline: " + err;
       return reply;
     }
-    auto b0 = Clock::now();
+    auto b0 = Now();
     auto a = builder->Build(spec);
     rb->ms += MsSince(b0);
     ++rb->builds;

@@ -1,11 +1,10 @@
 // The Evaluator: one job's policy, store lookup, then Prepare (extract, static rules, build:
 // build_stage.cc) and Execute (a lane's run, baselines: baselines.cc, the verdict), then store.
 #include <algorithm>
-#include <cstdlib>
 
 #include "backend/backend.h"
 #include "common/hash.h"
-#include "common/affinity.h"
+#include "eval/decide.h"
 #include "eval/impl.h"
 #include "extract/extract.h"
 #include "legality/legality.h"
@@ -13,27 +12,6 @@
 namespace kf::eval {
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-namespace {
-
-
-VerdictStatus FromOutcome(execute::Outcome o) {
-  switch (o) {
-    case execute::Outcome::kOk: return VerdictStatus::kOk;
-    case execute::Outcome::kFormatError: return VerdictStatus::kFormatError;
-    case execute::Outcome::kCompileError: return VerdictStatus::kCompileError;
-    case execute::Outcome::kRuntimeError: return VerdictStatus::kRuntimeError;
-    case execute::Outcome::kTimeout: return VerdictStatus::kTimeout;
-    case execute::Outcome::kIncorrect: return VerdictStatus::kIncorrect;
-    case execute::Outcome::kCheat: return VerdictStatus::kCheat;
-    case execute::Outcome::kInfraError: return VerdictStatus::kInfraError;
-  }
-  return VerdictStatus::kInfraError;
-}
-
-
-}  // namespace
-
 
 Status Evaluator::Impl::EnsureLane(LaneState& ls, Verdict* v) {
   if (ls.device_key.empty()) {
@@ -72,7 +50,7 @@ Verdict Evaluator::Impl::Finish(Prepared& p, VerdictStatus s) {
   p.verdict.status = s;
   score::Finish(&p.verdict, opt.reward);
   // Infrastructure failures say nothing about the candidate: never stored, tried again later.
-  if (s != VerdictStatus::kInfraError && !p.job_key.empty()) {
+  if (ShouldStore(s, p.job_key)) {
     (void)store->PutVerdict(p.job_key, p.verdict);
   }
   return p.verdict;
@@ -104,7 +82,7 @@ Prepared Evaluator::Impl::Prepare(const fs::path& problem_path, const std::strin
   p.job_key = StoreKey(v.problem_hash, v.candidate_hash);
 
   // extract
-  auto t0 = Clock::now();
+  auto t0 = Now();
   p.candidate = extract::Extract(text, opt.family);
   v.candidate_format = backend::CandidateFormat(p.candidate.family);
   if (opt.reference_as_candidate) {  // plain PyTorch, no kernel of its own: that is the point
@@ -119,7 +97,7 @@ Prepared Evaluator::Impl::Prepare(const fs::path& problem_path, const std::strin
   if (!cand.ok()) return final_as(VerdictStatus::kFormatError);
 
   // static legality: the candidate's Python and kernel sources against the rules of docs/RULES.md
-  t0 = Clock::now();
+  t0 = Now();
   std::vector<Diagnostic> findings;
   if (!opt.reference_as_candidate) findings = StaticFindings(cand, *problem_src, opt);
   bool legal = true;
@@ -139,38 +117,20 @@ Prepared Evaluator::Impl::Prepare(const fs::path& problem_path, const std::strin
   return p;
 }
 
-Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
-  if (p.final) return Finish(p, p.verdict.status);
+namespace {
+
+// What a lane's run says, into the verdict: its diagnostics in the submitted text's lines, its
+// trials and ops, and the stages it went through (the build of a family that compiles in the
+// candidate's process, execute, correctness, timing).
+void RecordRun(const execute::ExecResult& r, const RuntimeBuilds& rb, const backend::Path& path,
+               bool jit_cache_warm, Prepared& p) {
   Verdict& v = p.verdict;
   const extract::Candidate& cand = p.candidate;
-  const std::string& text = p.text;
-  auto infra = [&](const std::string& stage, const Status& s) {
-    v.diagnostics.push_back(InfraDiagnostic(stage, s));
-    return Finish(p, VerdictStatus::kInfraError);
-  };
-
-  if (auto s = EnsureLane(ls, &v); !s.ok()) return infra("execute", s);
-  auto problem = Problem(ls, v.problem_hash, p.problem_path, p.problem_trusted);
-  if (!problem.ok()) return infra("execute", problem.status());
-  RuntimeBuilds rb;
-  execute::LoadInlineFn load_inline = RuntimeLoadInline(p, &rb);
-  const backend::Path& path = PathOf(cand);
-  execute::ExecOptions eo = opt.exec;
-  eo.family = cand.family;
-  eo.interleave_baselines = opt.baselines;
-  bool jit_cache_warm = false;
-  if (!path.Prebuilds()) {
-    auto env = Environment();
-    eo.jit_cache = path.JitCacheDir(opt.cache_dir, v.candidate_hash, env ? env->dump() : "");
-    std::error_code ec;
-    jit_cache_warm = fs::is_directory(eo.jit_cache, ec) && !fs::is_empty(eo.jit_cache, ec);
-  }
-  execute::ExecResult r = ls.lane->Run(problem->id, *problem, cand.code, load_inline, eo);
   const int shift = cand.first_line - 1;
   for (auto d : r.diagnostics) {
     if (d.line > 0) {
       d.line += shift;
-      if (d.excerpt.empty()) d.excerpt = LineOf(text, d.line);
+      if (d.excerpt.empty()) d.excerpt = LineOf(p.text, d.line);
     }
     v.diagnostics.push_back(d);
   }
@@ -210,69 +170,86 @@ Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
     v.candidate_ms = ts;
     v.stages.push_back({"timing", true, r.timing_ms, TimingFacts(r)});
   }
+}
+}  // namespace
+
+std::optional<execute::ExecResult> Evaluator::Impl::Reverify(
+    LaneState& ls, const execute::ProblemInfo& problem, const execute::LoadInlineFn& load_inline,
+    execute::ExecOptions eo, Prepared& p, VerdictStatus* status) {
+  Verdict& v = p.verdict;
+  eo.seed = execute::DrawSeed();
+  execute::ExecResult again = ls.lane->Run(problem.id, problem, p.candidate.code, load_inline, eo);
+  v.stages.push_back({"reverify", again.outcome == execute::Outcome::kOk,
+                      again.correctness_ms + again.timing_ms, json::object()});
+  switch (JudgeReverify(again, v.candidate_ms->median_ms)) {
+    case Reverified::kFailed: {
+      const int shift = p.candidate.first_line - 1;
+      for (auto d : again.diagnostics) {
+        if (d.line > 0) d.line += shift;
+        v.diagnostics.push_back(d);
+      }
+      *status = FromOutcome(again.outcome);
+      v.trials_passed = again.trials_passed;
+      v.trials_total = again.trials_total;
+      return std::nullopt;
+    }
+    case Reverified::kSlowerCounts: {
+      const auto& s2 = again.timing->summary;
+      v.candidate_ms = TimingSummary{s2.median_ms, s2.p10_ms, s2.p90_ms, s2.n};
+      for (auto& st : v.stages) {  // the distribution of the run that counts
+        if (st.name == "timing") st.detail = TimingFacts(again);
+      }
+      // Its speedups are its own candidate against its own interleaved reference.
+      if (again.baselines) UseBaselines(*again.baselines, &v);
+      return again;
+    }
+    case Reverified::kFirstCounts: break;
+  }
+  return std::nullopt;
+}
+
+Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
+  if (p.final) return Finish(p, p.verdict.status);
+  Verdict& v = p.verdict;
+  const extract::Candidate& cand = p.candidate;
+  auto infra = [&](const std::string& stage, const Status& s) {
+    v.diagnostics.push_back(InfraDiagnostic(stage, s));
+    return Finish(p, VerdictStatus::kInfraError);
+  };
+
+  if (auto s = EnsureLane(ls, &v); !s.ok()) return infra("execute", s);
+  auto problem = Problem(ls, v.problem_hash, p.problem_path, p.problem_trusted);
+  if (!problem.ok()) return infra("execute", problem.status());
+  RuntimeBuilds rb;
+  execute::LoadInlineFn load_inline = RuntimeLoadInline(p, &rb);
+  const backend::Path& path = PathOf(cand);
+  execute::ExecOptions eo = opt.exec;
+  eo.family = cand.family;
+  eo.interleave_baselines = opt.baselines;
+  bool jit_cache_warm = false;
+  if (!path.Prebuilds()) {
+    auto env = Environment();
+    eo.jit_cache = path.JitCacheDir(opt.cache_dir, v.candidate_hash, env ? env->dump() : "");
+    std::error_code ec;
+    jit_cache_warm = fs::is_directory(eo.jit_cache, ec) && !fs::is_empty(eo.jit_cache, ec);
+  }
+  execute::ExecResult r = ls.lane->Run(problem->id, *problem, cand.code, load_inline, eo);
+  RecordRun(r, rb, path, jit_cache_warm, p);
   auto environment_failed = [&] {
     v.diagnostics.push_back(EnvironmentDiagnostic(*rb.environment));
     return Finish(p, VerdictStatus::kInfraError);
   };
+  VerdictStatus status = RunStatus(r.outcome, r.build_failed, rb.environment.has_value());
   if (rb.environment) return environment_failed();
-  VerdictStatus status = FromOutcome(r.outcome);
-  if (r.build_failed) status = VerdictStatus::kCompileError;
-  // The candidate's run and the reference's batches interleaved with it (A/B/A): the run
-  // whose speedups count, the first one or a re-verification's.
-  const execute::ExecResult* counted = &r;
-  std::optional<execute::ExecResult> again_run;
   if (status == VerdictStatus::kOk && opt.baselines) {
-    auto b0 = Clock::now();
-    if (r.baselines) {
-      UseBaselines(*r.baselines, &v);
-      RecordBaselines(ls, v.problem_hash, *r.baselines);
-      v.stages.push_back({"baselines", true, 0, BaselineFacts(*r.baselines)});
-    } else {
-      auto b = GetBaselines(ls, v.problem_hash, *problem);
-      if (!b.ok()) return infra("baselines", b.status());
-      v.stages.push_back({"baselines", true, MsSince(b0), {{"interleaved", false},
-                                                           {"disturbed", b->disturbed}}});
-      if (b->eager) v.eager_ms = b->eager->median_ms;
-      if (b->compiled) v.compile_ms = b->compiled->median_ms;
-      v.compile_unavailable = b->compile_unavailable;
+    if (auto s = UseReferenceTimes(ls, r, *problem, &v); !s.ok()) return infra("baselines", s);
+    // The candidate's run and the reference's batches interleaved with it (A/B/A) whose
+    // speedups count: the first one, or a slower re-verification's.
+    std::optional<execute::ExecResult> again;
+    if (NeedsReverify(v, opt.reverify_speedup)) {
+      again = Reverify(ls, *problem, load_inline, eo, p, &status);
     }
-    if (v.candidate_ms && v.eager_ms && *v.eager_ms / v.candidate_ms->median_ms > opt.reverify_speedup) {
-      // Implausible: a fresh process, fresh inputs and seeds, and the slower time counts.
-      auto again_opt = eo;
-      again_opt.seed = execute::DrawSeed();
-      execute::ExecResult again = ls.lane->Run(problem->id, *problem, cand.code, load_inline, again_opt);
-      v.stages.push_back({"reverify", again.outcome == execute::Outcome::kOk,
-                          again.correctness_ms + again.timing_ms, json::object()});
-      if (again.outcome != execute::Outcome::kOk) {
-        for (auto d : again.diagnostics) {
-          if (d.line > 0) d.line += shift;
-          v.diagnostics.push_back(d);
-        }
-        status = FromOutcome(again.outcome);
-        v.trials_passed = again.trials_passed;
-        v.trials_total = again.trials_total;
-      } else if (again.timing && again.timing->summary.median_ms > v.candidate_ms->median_ms) {
-        const auto& s2 = again.timing->summary;
-        v.candidate_ms = TimingSummary{s2.median_ms, s2.p10_ms, s2.p90_ms, s2.n};
-        for (auto& st : v.stages) {  // the distribution of the run that counts
-          if (st.name == "timing") st.detail = TimingFacts(again);
-        }
-        // Its speedups are its own candidate against its own interleaved reference.
-        if (again.baselines) UseBaselines(*again.baselines, &v);
-        again_run = std::move(again);
-        counted = &*again_run;
-      }
-    }
-    if (status == VerdictStatus::kOk && v.candidate_ms && v.candidate_ms->median_ms > 0) {
-      if (v.eager_ms) v.speedup_vs_eager = *v.eager_ms / v.candidate_ms->median_ms;
-      if (v.compile_ms) v.speedup_vs_compile = *v.compile_ms / v.candidate_ms->median_ms;
-      if (counted->timing && counted->baselines) {
-        const auto& cand = counted->timing->samples_ms;
-        const auto& b = *counted->baselines;
-        if (b.eager) v.speedup_vs_eager_ci = Ci(b.eager->samples_ms, cand);
-        if (b.compiled) v.speedup_vs_compile_ci = Ci(b.compiled->samples_ms, cand);
-      }
-    }
+    if (status == VerdictStatus::kOk) SetSpeedups(again ? *again : r, &v);
   }
   if (rb.environment) return environment_failed();  // in the re-verification's builds
   return Finish(p, status);
@@ -282,8 +259,6 @@ Evaluator::Evaluator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Evaluator::~Evaluator() = default;
 
 Result<std::unique_ptr<Evaluator>> Evaluator::Create(const EvalOptions& opt) {
-  auto impl = std::make_unique<Impl>();
-  impl->opt = opt;
   std::error_code ec;
   fs::create_directories(opt.cache_dir, ec);
   if (ec) return Status::IoError("cannot create " + opt.cache_dir.string() + ": " + ec.message());
@@ -291,48 +266,32 @@ Result<std::unique_ptr<Evaluator>> Evaluator::Create(const EvalOptions& opt) {
     return Status::NotFound("kforge's runner is not at " + opt.runner_dir.string() +
                             " (set KFORGE_RUNNER_DIR)");
   }
-  if (auto s = LoadPolicy(&impl->opt); !s.ok()) return s;
+  EvalOptions with_policy = opt;
+  // Before any part starts: a bad allowlist fails without spawning a lane.
+  if (auto s = LoadPolicy(&with_policy); !s.ok()) return s;
+  auto parts = RealParts(with_policy);
+  if (!parts.ok()) return parts.status();
+  return CreateWith(with_policy, std::move(parts.value()));
+}
+
+Result<std::unique_ptr<Evaluator>> Evaluator::CreateWith(const EvalOptions& opt,
+                                                         EvaluatorParts parts) {
+  if (!parts.builder || !parts.store) {
+    return Status::Invalid("an Evaluator needs a builder and a store");
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->opt = opt;
+  if (auto s = LoadPolicy(&impl->opt); !s.ok()) return s;  // nothing to do when Create did it
   impl->settings_digest = SettingsDigest(impl->opt);
-  auto st = store::Store::Open(opt.cache_dir / "kforge.db");
-  if (!st.ok()) return st.status();
-  impl->store = std::move(st.value());
-  build::BuildOptions bo;
-  bo.python = opt.python;
-  bo.runner_dir = opt.runner_dir;
-  bo.cache_dir = opt.cache_dir;
-  // Compiled extensions may live apart from the verdict store, shared by several caches.
-  if (const char* shared = std::getenv("KFORGE_BUILD_CACHE"); shared && *shared) {
-    bo.build_cache = shared;
+  impl->clock = parts.clock ? std::move(parts.clock) : RealClock();
+  impl->store = std::move(parts.store);
+  impl->builder = std::move(parts.builder);
+  for (auto& lane : parts.lanes) {
+    if (!lane) return Status::Invalid("an Evaluator's lane is missing");
+    impl->lanes.push_back(LaneState{std::move(lane), {}, "", ""});
   }
-  bo.backend = opt.backend;
-  bo.workers = opt.build_workers;
-  const char* no_pch = std::getenv("KFORGE_NO_PCH");
-  bo.pch = opt.pch && !(no_pch && *no_pch && std::string(no_pch) != "0");
-  bo.light_headers = opt.light_headers;
-  std::vector<int> devices = opt.devices;
-  if (devices.empty()) devices.push_back(opt.device_index);
-  if (!opt.lanes) devices.clear();
-  // On a GPU machine with cores to spare, each lane's processes get two cores of their own and
-  // the compilers the rest (a timed call's host side never waits behind nvcc); a CPU lane
-  // computes on every core, so the CPU backend keeps them all.
-  const CpuSplit split = opt.backend == "cpu" ? CpuSplit{}
-                                              : SplitCpus(AllowedCpus(), static_cast<int>(devices.size()));
-  bo.cpus = split.builds;
-  impl->builder = std::make_unique<build::Builder>(bo);
-  for (size_t i = 0; i < devices.size(); ++i) {
-    execute::LaneOptions lo;
-    if (i < split.lanes.size()) lo.cpus = split.lanes[i];
-    lo.python = opt.python;
-    lo.runner_dir = opt.runner_dir;
-    lo.backend = opt.backend;
-    lo.device_index = devices[i];
-    lo.work_dir = opt.cache_dir / "work" / ("lane" + std::to_string(i));
-    auto lane = execute::Lane::Start(lo);  // imports torch in the background from here on
-    if (!lane.ok()) return lane.status();
-    impl->lanes.push_back(LaneState{std::move(lane.value()), {}, "", ""});
-  }
-  build::Builder* b = impl->builder.get();
-  if (opt.lanes) {  // the timing helper only lanes load
+  ArtifactBuilder* b = impl->builder.get();
+  if (!impl->lanes.empty()) {  // the timing helper only lanes load
     impl->native = std::async(std::launch::async, [b] { return b->BuildNative(); }).share();
   }
   return std::unique_ptr<Evaluator>(new Evaluator(std::move(impl)));

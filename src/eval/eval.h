@@ -1,6 +1,7 @@
 // eval: the whole pipeline for one candidate, in process: extract -> build -> execute -> score.
-// Owns a Builder, its lanes and the store; keeps problems and baselines loaded between calls,
-// so evaluating many candidates of one problem pays the start-up once.
+// Owns its parts (a builder, its lanes, the store, a clock: eval/parts.h); keeps problems and
+// baselines loaded between calls, so evaluating many candidates of one problem pays the
+// start-up once.
 // Prepare (CPU stages) is thread-safe; Execute runs on one of the lanes (one per GPU).
 #pragma once
 
@@ -78,9 +79,20 @@ struct Prepared {
   bool problem_trusted = true;
 };
 
+struct EvaluatorParts;  // eval/parts.h
+
 class Evaluator {
  public:
+  // The production Evaluator: makes the cache folder, checks the runner is there, reads the
+  // policy (LoadPolicy), then works through the real parts (RealParts: the store, a Builder,
+  // a Lane per device).
   static Result<std::unique_ptr<Evaluator>> Create(const EvalOptions& opt);
+  // An Evaluator that works through `parts` (eval/parts.h; builder and store required), e.g.
+  // fakes in tests. Reads the policy like Create, but makes no folder and checks no runner:
+  // `opt`'s paths reach only the parts. With lanes, starts building the timing helper
+  // (ArtifactBuilder::BuildNative) in the background at once.
+  static Result<std::unique_ptr<Evaluator>> CreateWith(const EvalOptions& opt,
+                                                       EvaluatorParts parts);
   ~Evaluator();
   Evaluator(const Evaluator&) = delete;
   Evaluator& operator=(const Evaluator&) = delete;

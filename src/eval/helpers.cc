@@ -5,10 +5,6 @@
 namespace kf::eval {
 namespace fs = std::filesystem;
 
-double MsSince(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
 std::string LineOf(const std::string& text, int line) {
   std::istringstream in(text);
   std::string s;

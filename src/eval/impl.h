@@ -16,13 +16,12 @@
 #include "build/build.h"
 #include "common/files.h"
 #include "eval/eval.h"
-#include "store/store.h"
+#include "eval/parts.h"
 
 namespace kf::eval {
 
 using Clock = std::chrono::steady_clock;
 
-double MsSince(Clock::time_point t0);
 // Line `line` (1-based) of `text`, "" past its end.
 std::string LineOf(const std::string& text, int line);
 // An infra_error's diagnostic for a failure of kforge's own, in `stage`.
@@ -48,7 +47,7 @@ struct Baselines {
 
 // One execution lane and what it has loaded. Used by one thread at a time.
 struct LaneState {
-  std::unique_ptr<execute::Lane> lane;
+  std::unique_ptr<LaneRunner> lane;
   std::map<std::string, execute::ProblemInfo> problems;  // by problem hash
   std::string device_key;                                // device name + torch version
   std::string device_name;
@@ -61,6 +60,9 @@ nlohmann::json TimingFacts(const execute::ExecResult& r);
 nlohmann::json BaselineFacts(const execute::BaselineResult& b);
 // The verdict's eager and compile times from an interleaved measurement.
 void UseBaselines(const execute::BaselineResult& b, Verdict* v);
+// An ok verdict's speedups over the reference's times, and their 95% intervals from the
+// samples of the run that counts (the candidate's and its interleaved reference's).
+void SetSpeedups(const execute::ExecResult& counted, Verdict* v);
 // The 95% interval of median(base) / median(cand) (execute::RatioInterval).
 std::optional<SpeedupInterval> Ci(const std::vector<double>& base_ms,
                                          const std::vector<double>& cand_ms);
@@ -68,13 +70,19 @@ std::optional<SpeedupInterval> Ci(const std::vector<double>& base_ms,
 class Evaluator::Impl {
  public:
   EvalOptions opt;
-  std::unique_ptr<build::Builder> builder;
+  std::unique_ptr<SteadyClock> clock;  // never null
+  std::unique_ptr<ArtifactBuilder> builder;
   std::vector<LaneState> lanes;
-  std::unique_ptr<store::Store> store;
+  std::unique_ptr<VerdictStore> store;
   std::shared_future<Result<build::Artifact>> native;
   // Baselines are timed once per problem and device kind, however many lanes ask at once.
   std::mutex baselines_mu;
   std::map<std::string, std::shared_ptr<std::mutex>> baseline_locks;
+
+  Clock::time_point Now() { return clock->Now(); }
+  double MsSince(Clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(Now() - t0).count();
+  }
 
   Status EnsureLane(LaneState& ls, Verdict* v);
   // The problem on this lane, loaded first if need be (untrusted: in a confined judge).
@@ -93,6 +101,17 @@ class Evaluator::Impl {
   // later tools read; verdicts always use their own interleaved measurement.
   void RecordBaselines(LaneState& ls, const std::string& hash, const execute::BaselineResult& b);
   std::string BaselineKey(const LaneState& ls, const std::string& hash) const;
+  // The reference's times beside the ok run `r`, into `v`: its interleaved batches (recorded as
+  // the problem's baselines when undisturbed), else the stored or newly measured baselines.
+  Status UseReferenceTimes(LaneState& ls, const execute::ExecResult& r,
+                           const execute::ProblemInfo& problem, Verdict* v);
+  // Runs an implausibly fast candidate again in a fresh process (fresh inputs and seeds), into
+  // `p`'s verdict: a failed re-verification sets `*status`; a slower one's times count, and it
+  // is returned as the run whose speedups count.
+  std::optional<execute::ExecResult> Reverify(LaneState& ls, const execute::ProblemInfo& problem,
+                                              const execute::LoadInlineFn& load_inline,
+                                              execute::ExecOptions eo, Prepared& p,
+                                              VerdictStatus* status);
   Prepared Prepare(const std::filesystem::path& problem_path, const std::string& text,
                    bool problem_trusted);
   // The build of every statically resolved load_inline call of `p`, in parallel, recorded in

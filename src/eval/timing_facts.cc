@@ -1,5 +1,5 @@
 // What a verdict says of its timing: the timing and baselines stages' facts, the reference's
-// interleaved times and the speedups' intervals.
+// interleaved times, the speedups and their intervals.
 #include "execute/timing.h"
 #include "eval/impl.h"
 
@@ -52,6 +52,19 @@ std::optional<SpeedupInterval> Ci(const std::vector<double>& base_ms,
   auto i = execute::RatioInterval(base_ms, cand_ms);
   if (!i) return std::nullopt;
   return SpeedupInterval{i->lo, i->hi};
+}
+
+void SetSpeedups(const execute::ExecResult& counted, Verdict* v) {
+  if (!v->candidate_ms || !(v->candidate_ms->median_ms > 0)) return;
+  const double median_ms = v->candidate_ms->median_ms;
+  if (v->eager_ms) v->speedup_vs_eager = *v->eager_ms / median_ms;
+  if (v->compile_ms) v->speedup_vs_compile = *v->compile_ms / median_ms;
+  if (counted.timing && counted.baselines) {
+    const auto& samples = counted.timing->samples_ms;
+    const auto& b = *counted.baselines;
+    if (b.eager) v->speedup_vs_eager_ci = Ci(b.eager->samples_ms, samples);
+    if (b.compiled) v->speedup_vs_compile_ci = Ci(b.compiled->samples_ms, samples);
+  }
 }
 
 }  // namespace kf::eval

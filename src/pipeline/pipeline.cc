@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "common/hash.h"
+#include "eval/decide.h"
 
 namespace kf::pipeline {
 namespace {
@@ -42,13 +43,6 @@ Verdict CancelledVerdict(const Job& job) {
   return v;
 }
 
-bool SpoiledByLoad(const Verdict& v) {
-  if (v.status != VerdictStatus::kInfraError) return false;
-  for (const auto& d : v.diagnostics) {
-    if (d.code == execute::kBusyCode) return true;
-  }
-  return false;
-}
 using EntryPtr = std::shared_ptr<Entry>;
 
 }  // namespace
@@ -318,7 +312,7 @@ class Pipeline::Impl {
       Notify(r.entry, JobStage::kExecuting, r.prepared.verdict);
       Verdict v = TimedExecute(std::move(r.prepared), lane);
       Executed();
-      if (opt_.retry_busy && !r.entry->retried && SpoiledByLoad(v)) {
+      if (opt_.retry_busy && !r.entry->retried && eval::SpoiledByLoad(v)) {
         std::lock_guard<std::mutex> lk(mu_);
         r.entry->retried = true;
         retry_.emplace_back(r.entry, Clock::now() + opt_.retry_after);

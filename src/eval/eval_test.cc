@@ -1,0 +1,385 @@
+// The Evaluator on fake parts (eval_fakes.h): no Python, compiler, database or GPU. Lanes that
+// crash, builds that hang, a busy machine, a store that cannot write, and what is stored.
+#include "eval/eval.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "common/files.h"
+#include "eval/decide.h"
+#include "eval/eval_fakes.h"
+#include "eval/parts.h"
+
+namespace kf::eval {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using fakes::FakeBuilder;
+using fakes::FakeClock;
+using fakes::FakeLane;
+using fakes::FakeStore;
+using fakes::LaneFault;
+using fakes::StoreState;
+using fakes::TimedRun;
+
+const fs::path kSource = KFORGE_SOURCE_DIR;
+
+const Diagnostic* FindDiagnostic(const Verdict& v, const std::string& stage,
+                                 const std::string& code) {
+  for (const auto& d : v.diagnostics) {
+    if (d.stage == stage && d.code == code) return &d;
+  }
+  return nullptr;
+}
+bool HasDiagnostic(const Verdict& v, const std::string& stage, const std::string& code) {
+  return FindDiagnostic(v, stage, code) != nullptr;
+}
+
+const StageRecord* StageOf(const Verdict& v, const std::string& name) {
+  for (const auto& s : v.stages) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+// A measurement of the reference alone (LaneRunner::TimeBaselines), `disturbed` or not ("").
+execute::BaselineResult Baselines(double eager_ms, const std::string& disturbed) {
+  execute::BaselineResult b = *TimedRun(1.0, eager_ms).baselines;
+  b.disturbed = disturbed;
+  return b;
+}
+
+// The real problem and an honest candidate for it, from the source tree; every part fake.
+class EvaluatorTest : public ::testing::Test {
+ public:  // the cases of InfraErrorsFromEveryPartAreNeverStored reach in
+  void SetUp() override {
+    opt.backend = "cpu";
+    opt.runner_dir = kSource / "runner";  // read for the policy and the verdict settings only
+    opt.cache_dir = fs::temp_directory_path() / ("kforge_eval_test_" + std::to_string(getpid()));
+    problem = kSource / "problems" / "level1" / "relu.py";
+    auto text = ReadFile(kSource / "examples" / "cpu" / "relu.py");
+    ASSERT_TRUE(text.ok());
+    candidate = *text;
+  }
+
+  // A new Evaluator on new fake parts; the store's contents (`state`) are kept.
+  std::unique_ptr<Evaluator> Make(int n_lanes = 1) {
+    EvaluatorParts parts;
+    auto b = std::make_unique<FakeBuilder>();
+    builder = b.get();
+    parts.builder = std::move(b);
+    auto st = std::make_unique<FakeStore>();
+    st->s = state;
+    parts.store = std::move(st);
+    lanes.clear();
+    for (int i = 0; i < n_lanes; ++i) {
+      auto l = std::make_unique<FakeLane>();
+      lanes.push_back(l.get());
+      parts.lanes.push_back(std::move(l));
+    }
+    auto c = std::make_unique<FakeClock>();
+    clock = c.get();
+    parts.clock = std::move(c);
+    auto ev = Evaluator::CreateWith(opt, std::move(parts));
+    EXPECT_TRUE(ev.ok()) << ev.status().ToString();
+    return ev.ok() ? std::move(ev.value()) : nullptr;
+  }
+
+  FakeLane& lane() { return *lanes.at(0); }
+  size_t Stored() {
+    std::lock_guard<std::mutex> g(state->mu);
+    return state->verdicts.size();
+  }
+
+  EvalOptions opt;
+  fs::path problem;
+  std::string candidate;
+  std::shared_ptr<StoreState> state = std::make_shared<StoreState>();
+  FakeBuilder* builder = nullptr;
+  std::vector<FakeLane*> lanes;
+  FakeClock* clock = nullptr;
+};
+
+TEST(EvaluatorParts, CreateWithNeedsABuilderAndAStore) {
+  EXPECT_FALSE(Evaluator::CreateWith(EvalOptions{}, EvaluatorParts{}).ok());
+}
+
+TEST_F(EvaluatorTest, AnHonestCandidateIsBuiltRunTimedAndStored) {
+  auto ev = Make();
+  Verdict v = ev->Evaluate(problem, candidate);
+  EXPECT_EQ(v.status, VerdictStatus::kOk) << ToJson(v).dump(1);
+  EXPECT_EQ(v.device, "Fake CPU");
+  ASSERT_TRUE(v.speedup_vs_eager);
+  EXPECT_DOUBLE_EQ(*v.speedup_vs_eager, 2.0);  // the interleaved eager 2 ms over 1 ms
+  EXPECT_EQ(builder->builds.load(), 1);        // its one load_inline call
+  EXPECT_EQ(builder->natives.load(), 1);       // the timing helper
+  EXPECT_EQ(lane().readies.load(), 1);
+  EXPECT_EQ(lane().runs.load(), 1);
+  EXPECT_EQ(Stored(), 1u);
+  ASSERT_TRUE(ev->Lookup(problem, candidate));
+}
+
+TEST_F(EvaluatorTest, StageTimesComeFromTheInjectedClock) {
+  auto ev = Make();
+  builder->build = [this](const ExtensionSpec& spec) {
+    clock->Advance(1500ms);
+    return fakes::BuiltArtifact(spec.name);
+  };
+  Verdict v = ev->Evaluate(problem, candidate);
+  ASSERT_NE(StageOf(v, "build"), nullptr);
+  EXPECT_DOUBLE_EQ(StageOf(v, "build")->ms, 1500);
+  EXPECT_DOUBLE_EQ(StageOf(v, "extract")->ms, 0);  // nothing else moved the clock
+  EXPECT_DOUBLE_EQ(StageOf(v, "static")->ms, 0);
+}
+
+TEST_F(EvaluatorTest, ALaneWhoseJudgeCrashedIsInfraErrorAndNothingIsStored) {
+  auto ev = Make();
+  lane().ready_error = Status::Unavailable("the judge exited (signal 11) before it was ready");
+  Verdict v = ev->Evaluate(problem, candidate);
+  EXPECT_EQ(v.status, VerdictStatus::kInfraError);
+  EXPECT_TRUE(HasDiagnostic(v, "execute", "infra"));
+  EXPECT_FALSE(v.reward);
+  EXPECT_EQ(lane().runs.load(), 0);
+  EXPECT_EQ(state->verdict_puts, 0);
+  EXPECT_FALSE(ev->Lookup(problem, candidate));
+  // Describe and Warm report the same failure as a Status.
+  EXPECT_FALSE(ev->Describe(problem).ok());
+  EXPECT_FALSE(ev->Warm(problem).ok());
+}
+
+TEST_F(EvaluatorTest, ABuildStoppedAtItsLimitWhileCompilingIsTheCandidatesCompileError) {
+  auto ev = Make();
+  // The compilers were on a CPU all along (a template explosion): the code's fault.
+  builder->build = [this](const ExtensionSpec&) -> Result<build::Artifact> {
+    clock->Advance(10min);
+    build::Artifact a;
+    a.error_text = "the build took longer than 600 s (590 s of compiler CPU) and was stopped";
+    return a;
+  };
+  Verdict v = ev->Evaluate(problem, candidate);
+  EXPECT_EQ(v.status, VerdictStatus::kCompileError);
+  const Diagnostic* d = FindDiagnostic(v, "build", "compile_error");
+  ASSERT_NE(d, nullptr);
+  EXPECT_NE(d->excerpt.find("took longer than 600 s"), std::string::npos);
+  ASSERT_NE(StageOf(v, "build"), nullptr);
+  EXPECT_FALSE(StageOf(v, "build")->ok);
+  EXPECT_DOUBLE_EQ(StageOf(v, "build")->ms, 600'000);
+  EXPECT_EQ(lane().readies.load() + lane().runs.load(), 0);  // decided without a lane
+  // A verdict on the candidate: stored.
+  EXPECT_EQ(Stored(), 1u);
+}
+
+TEST_F(EvaluatorTest, ABuildTheMachineStarvedPastItsLimitIsInfraErrorAndNotStored) {
+  auto ev = Make();
+  builder->build = [this](const ExtensionSpec&) -> Result<build::Artifact> {
+    clock->Advance(10min);
+    return Status::Unavailable(
+        "the build did not finish within 600 s, and its compilers were "
+        "on a CPU for only 20 s of them");
+  };
+  Verdict v = ev->Evaluate(problem, candidate);
+  EXPECT_EQ(v.status, VerdictStatus::kInfraError);
+  EXPECT_TRUE(HasDiagnostic(v, "build", "infra"));
+  EXPECT_EQ(StageOf(v, "build"), nullptr);
+  EXPECT_EQ(lane().runs.load(), 0);
+  EXPECT_EQ(state->verdict_puts, 0);
+}
+
+TEST_F(EvaluatorTest, ATimingSpoiledByLoadIsNotStoredAndIsJudgedWhenRunAgain) {
+  auto ev = Make();
+  lane().run = [](int n, const execute::LoadInlineFn&) {
+    return n == 1 ? LaneFault(execute::kBusyCode, "the host waited 80% of the timing for a CPU")
+                  : TimedRun(1.0);
+  };
+  Verdict first = ev->Evaluate(problem, candidate);
+  EXPECT_EQ(first.status, VerdictStatus::kInfraError);
+  EXPECT_TRUE(SpoiledByLoad(first));  // what the Pipeline retries on
+  EXPECT_EQ(state->verdict_puts, 0);
+  EXPECT_FALSE(ev->Lookup(problem, candidate));
+  // The Pipeline's retry: prepared and executed once more.
+  Verdict again = ev->Execute(ev->Prepare(problem, candidate), 0);
+  EXPECT_EQ(again.status, VerdictStatus::kOk);
+  EXPECT_FALSE(SpoiledByLoad(again));
+  EXPECT_EQ(lane().runs.load(), 2);
+  EXPECT_EQ(lane().readies.load(), 1);  // the lane stays ready
+  EXPECT_TRUE(ev->Lookup(problem, candidate));
+}
+
+TEST_F(EvaluatorTest, DisturbedBaselinesAreMeasuredAgainTwiceAtMostAndNeverStored) {
+  auto ev = Make();
+  lane().run = [](int, const execute::LoadInlineFn&) { return TimedRun(1.0, std::nullopt); };
+  lane().baselines = {Baselines(4.0, "the judge waited for a CPU")};
+  Verdict v = ev->Evaluate(problem, candidate);
+  EXPECT_EQ(v.status, VerdictStatus::kOk);
+  EXPECT_EQ(lane().baseline_timings.load(), 1 + kBaselineRetries);
+  EXPECT_EQ(state->baseline_puts, 0);
+  ASSERT_TRUE(v.eager_ms);
+  EXPECT_DOUBLE_EQ(*v.eager_ms, 4.0);  // it still serves this verdict
+  EXPECT_EQ(StageOf(v, "baselines")->detail.value("disturbed", ""), "the judge waited for a CPU");
+}
+
+TEST_F(EvaluatorTest, BaselinesUndisturbedOnASecondTryAreStoredAndReused) {
+  auto ev = Make();
+  lane().run = [](int, const execute::LoadInlineFn&) { return TimedRun(1.0, std::nullopt); };
+  lane().baselines = {Baselines(4.0, "load"), Baselines(3.0, "")};
+  Verdict v = ev->Evaluate(problem, candidate);
+  EXPECT_EQ(lane().baseline_timings.load(), 2);
+  EXPECT_EQ(state->baseline_puts, 1);
+  EXPECT_DOUBLE_EQ(v.eager_ms.value_or(0), 3.0);
+  Verdict other = ev->Evaluate(problem, candidate + "\n# another candidate\n");
+  EXPECT_EQ(other.status, VerdictStatus::kOk);
+  EXPECT_EQ(lane().baseline_timings.load(), 2);  // from the store
+  EXPECT_DOUBLE_EQ(other.eager_ms.value_or(0), 3.0);
+}
+
+TEST_F(EvaluatorTest, AStoreThatCannotWriteStillGivesTheVerdict) {
+  auto ev = Make();
+  state->fail_writes = true;
+  Verdict v = ev->Evaluate(problem, candidate);
+  EXPECT_EQ(v.status, VerdictStatus::kOk);
+  EXPECT_TRUE(v.speedup_vs_eager);
+  EXPECT_TRUE(v.reward);
+  EXPECT_EQ(state->verdict_puts, 1);  // tried, failed, ignored
+  EXPECT_FALSE(ev->Lookup(problem, candidate));
+}
+
+TEST_F(EvaluatorTest, AStoredVerdictIsLookedUpWithoutBuildingOrRunning) {
+  auto first = Make();
+  Verdict stored = first->Evaluate(problem, candidate);
+  ASSERT_EQ(stored.status, VerdictStatus::kOk);
+  auto ev = Make();  // new lane and builder, the same store
+  auto got = ev->Lookup(problem, candidate);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(ToJson(*got), ToJson(stored));
+  EXPECT_EQ(builder->builds.load(), 0);
+  EXPECT_EQ(lane().readies.load() + lane().loads.load() + lane().runs.load(), 0);
+  EXPECT_FALSE(ev->Lookup(problem, candidate + "\n# never evaluated\n"));
+}
+
+TEST_F(EvaluatorTest, InfraErrorsFromEveryPartAreNeverStored) {
+  const nlohmann::json rt_call = {
+      {"name", "rt"}, {"cpp_sources", "int f() { return 0; }"}, {"functions", {"f"}}};
+  struct Case {
+    std::string name, stage, code;
+    std::function<void(EvaluatorTest&)> break_it;
+  };
+  const std::vector<Case> cases = {
+      {"judge crashed", "execute", "infra",
+       [](EvaluatorTest& t) { t.lane().ready_error = Status::Unavailable("judge died"); }},
+      {"problem not loaded", "execute", "infra",
+       [](EvaluatorTest& t) { t.lane().load_error = Status::Timeout("load timed out"); }},
+      {"run lost", "execute", "infra",
+       [](EvaluatorTest& t) {
+         t.lane().run = [](int, const execute::LoadInlineFn&) {
+           return LaneFault("infra", "the judge died during trial 3");
+         };
+       }},
+      {"busy", "execute", execute::kBusyCode,
+       [](EvaluatorTest& t) {
+         t.lane().run = [](int, const execute::LoadInlineFn&) {
+           return LaneFault(execute::kBusyCode, "load spoiled the timing");
+         };
+       }},
+      {"build worker died", "build", "infra",
+       [](EvaluatorTest& t) {
+         t.builder->build = [](const ExtensionSpec&) -> Result<build::Artifact> {
+           return Status::Unavailable("the build worker exited");
+         };
+       }},
+      {"toolchain part missing", "build", "environment",
+       [](EvaluatorTest& t) {
+         t.builder->build = [](const ExtensionSpec&) -> Result<build::Artifact> {
+           build::Artifact a;
+           a.environment = build::EnvironmentFault{"cxx", "c++", "no C++ compiler", "install g++"};
+           return a;
+         };
+       }},
+      {"run-time build's toolchain missing", "build", "environment",
+       [&rt_call](EvaluatorTest& t) {
+         t.builder->build = [](const ExtensionSpec& spec) -> Result<build::Artifact> {
+           if (spec.name != "rt") return fakes::BuiltArtifact(spec.name);
+           build::Artifact a;
+           a.environment = build::EnvironmentFault{"cxx", "c++", "no C++ compiler", "install g++"};
+           return a;
+         };
+         t.lane().run = [rt_call](int, const execute::LoadInlineFn& load_inline) {
+           execute::ExecResult r = TimedRun(1.0);
+           r.build_failed = !load_inline(rt_call).ok;
+           r.outcome = execute::Outcome::kRuntimeError;  // what the candidate then did
+           return r;
+         };
+       }},
+      {"baselines failed", "baselines", "infra",
+       [](EvaluatorTest& t) {
+         t.lane().run = [](int, const execute::LoadInlineFn&) {
+           return TimedRun(1.0, std::nullopt);
+         };
+         t.lane().baselines = {Status::Unavailable("the judge died timing the reference")};
+       }},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    state = std::make_shared<StoreState>();
+    auto ev = Make();
+    c.break_it(*this);
+    Verdict v = ev->Evaluate(problem, candidate);
+    EXPECT_EQ(v.status, VerdictStatus::kInfraError);
+    EXPECT_TRUE(HasDiagnostic(v, c.stage, c.code)) << ToJson(v).dump(1);
+    EXPECT_FALSE(v.reward);
+    EXPECT_EQ(state->verdict_puts, 0);
+    EXPECT_FALSE(ev->Lookup(problem, candidate));
+  }
+}
+
+TEST_F(EvaluatorTest, WithoutLanesOnlyVerdictsDecidedBeforeTheRunAreGiven) {
+  auto ev = Make(/*n_lanes=*/0);
+  EXPECT_EQ(ev->lanes(), 0);
+  Verdict v = ev->Execute(ev->Prepare(problem, candidate), 0);
+  EXPECT_EQ(v.status, VerdictStatus::kInfraError);
+  EXPECT_TRUE(HasDiagnostic(v, "execute", "infra"));
+  EXPECT_EQ(state->verdict_puts, 0);
+  EXPECT_EQ(builder->natives.load(), 0);  // no lane to load the timing helper into
+  builder->build = [](const ExtensionSpec&) -> Result<build::Artifact> {
+    build::Artifact a;
+    a.error_text = "main.cpp:3: error: expected ';'";
+    return a;
+  };
+  Prepared bad = ev->Prepare(problem, candidate + "\n# broken\n");
+  EXPECT_TRUE(bad.final);
+  EXPECT_EQ(ev->Execute(std::move(bad), 0).status, VerdictStatus::kCompileError);
+  EXPECT_EQ(Stored(), 1u);
+}
+
+TEST_F(EvaluatorTest, AnImplausibleSpeedupIsMeasuredAgainAndTheSlowerRunCounts) {
+  auto ev = Make();
+  lane().run = [](int n, const execute::LoadInlineFn&) {
+    return n == 1 ? TimedRun(0.1, 20.0) : TimedRun(0.5, 20.0);  // 200x, then 40x
+  };
+  Verdict v = ev->Evaluate(problem, candidate);
+  EXPECT_EQ(v.status, VerdictStatus::kOk);
+  EXPECT_EQ(lane().runs.load(), 2);
+  ASSERT_NE(StageOf(v, "reverify"), nullptr);
+  EXPECT_TRUE(StageOf(v, "reverify")->ok);
+  EXPECT_DOUBLE_EQ(v.candidate_ms->median_ms, 0.5);
+  EXPECT_DOUBLE_EQ(v.speedup_vs_eager.value_or(0), 40.0);
+}
+
+TEST_F(EvaluatorTest, AReverificationThatFailsDecidesTheVerdict) {
+  auto ev = Make();
+  lane().run = [](int n, const execute::LoadInlineFn&) {
+    if (n == 1) return TimedRun(0.1, 20.0);
+    execute::ExecResult r = TimedRun(0.1, 20.0);
+    r.outcome = execute::Outcome::kIncorrect;  // it remembered the first run's outputs (H06)
+    r.trials_passed = 3;
+    return r;
+  };
+  Verdict v = ev->Evaluate(problem, candidate);
+  EXPECT_EQ(v.status, VerdictStatus::kIncorrect);
+  EXPECT_EQ(v.trials_passed, 3);
+  EXPECT_FALSE(v.speedup_vs_eager);
+  EXPECT_EQ(Stored(), 1u);
+}
+
+}  // namespace
+}  // namespace kf::eval
