@@ -433,8 +433,8 @@ class Judge:
         self.shm_dir = tempfile.mkdtemp(prefix="kforge-judge-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
         os.chmod(self.shm_dir, 0o755)
         dev = torch.device(self.device)
-        info = {"ok": True, "protocol": protocol.VERSION, "torch": torch.__version__, "python": sys.version.split()[0],
-                "sandbox": self.sandbox,
+        info = {"ok": True, "protocol": protocol.VERSION, "torch": torch.__version__,
+                "python": sys.version.split()[0], "sandbox": self.sandbox,
                 "compile_available": hasattr(torch, "compile"), "shm_dir": self.shm_dir}
         if dev.type == "cuda":
             if not torch.cuda.is_available():

@@ -176,7 +176,8 @@ class VersionTest(unittest.TestCase):
             def ask(msg):
                 mine.sendall((json.dumps(msg) + "\n").encode())
                 return json.loads(reader.readline())
-            hello = ask({"op": "hello", "backend": "cpu", "probe": {}, "protocol": protocol.VERSION})
+            hello = ask({"op": "hello", "backend": "cpu", "probe": {},
+                         "protocol": protocol.VERSION})
             self.assertTrue(hello["ok"], hello)
             self.assertEqual(hello["protocol"], protocol.VERSION)
             self.assertIsNone(protocol.check_reply("build_worker", "hello", hello))
