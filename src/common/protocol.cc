@@ -115,6 +115,7 @@ Result<Schema> Schema::Parse(std::string_view text) {
   Schema schema;
   schema.version_ = j["version"].get<int>();
   for (const auto& [sname, sj] : j["services"].items()) {
+    if (!sj.is_object()) return Status::Invalid("protocol schema: " + sname + " is not an object");
     Service s;
     s.error = sj.value("error", ordered_json::object());
     if (auto st = CheckSpecs(s.error, sname + ".error"); !st.ok()) return st;
@@ -123,6 +124,8 @@ Result<Schema> Schema::Parse(std::string_view text) {
           sj.value(group, ordered_json::object());  // items() refers to it
       for (const auto& [name, mj] : messages.items()) {
         const std::string where = sname + "." + group + "." + name;
+        if (!mj.is_object())
+          return Status::Invalid("protocol schema: " + where + " is not an object");
         Message m;
         m.request = mj.value("request", ordered_json());
         m.reply = mj.value("reply", ordered_json());

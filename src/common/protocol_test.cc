@@ -136,6 +136,8 @@ TEST(ProtocolTest, RefusesASchemaWithAnUnknownType) {
       "request": {"x": "str"}, "reply": {}}}}}})")
                    .ok());
   EXPECT_FALSE(Schema::Parse(R"({"services": {}})").ok());
+  EXPECT_FALSE(Schema::Parse(R"({"version": 1, "services": {"j": []}})").ok());
+  EXPECT_FALSE(Schema::Parse(R"({"version": 1, "services": {"j": {"ops": {"a": 1}}}})").ok());
   EXPECT_FALSE(Schema::Parse("not json").ok());
 }
 
