@@ -34,6 +34,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "runner"))
+from kforge_runner import protocol  # noqa: E402  (standard library only)
 from kforge_runner.channel import Channel  # noqa: E402  (standard library only)
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import sass_identity  # noqa: E402  (kforge check --specs, shared)
@@ -101,7 +102,8 @@ def main():
     lock = threading.Lock()
     n = [0]
     try:
-        hello = workers[0].ask({"op": "hello", "backend": a.backend, "probe": probe})
+        hello = workers[0].ask({"op": "hello", "backend": a.backend, "probe": probe,
+                                "protocol": protocol.VERSION})
         if not hello.get("ok"):
             sys.exit("build worker: " + hello.get("message", "refused"))
         arch = hello["fingerprint"].get("arch", "")

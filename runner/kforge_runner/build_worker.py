@@ -19,7 +19,7 @@ import sysconfig
 import tempfile
 import traceback
 
-from . import light_headers, pch, sandbox, toolchain
+from . import light_headers, pch, protocol, sandbox, toolchain
 from .channel import Channel
 
 BUILD_FILE_BYTES = 1024 * sandbox.MIB
@@ -75,7 +75,7 @@ def hello(msg):
         fp["arch"] = arch
         if arch:
             os.environ["TORCH_CUDA_ARCH_LIST"] = arch
-    return {"ok": True, "fingerprint": fp}
+    return {"ok": True, "protocol": protocol.VERSION, "fingerprint": fp}
 
 
 def _source_layout(build_dir, spec):
@@ -323,14 +323,22 @@ def _serve(chan):
         except EOFError:
             return
         op = msg.get("op")
-        if op == "hello":
-            chan.send(hello(msg))
-        elif op in ("build", "build_native"):
-            chan.send(build(chan, msg))
-        elif op == "exit":
+        if op == "exit":
             return
-        else:
-            chan.send({"ok": False, "message": "unknown op %r" % op})
+        why = protocol.check_request("build_worker", msg)
+        if why is not None:
+            chan.send(protocol.error_reply("build_worker", why))
+            continue
+        chan.send(protocol.checked("build_worker", op, HANDLERS[op](chan, msg)))
+
+
+# op -> handler(chan, msg) -> reply; `exit` ends the loop. runner/protocol.json lists the same
+# ops (tests/runner/test_protocol.py).
+HANDLERS = {
+    "hello": lambda chan, msg: hello(msg),
+    "build": build,
+    "build_native": build,
+}
 
 
 if __name__ == "__main__":

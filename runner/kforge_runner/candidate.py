@@ -15,7 +15,7 @@ import traceback
 
 import torch
 
-from . import guard, sandbox, transport, triton_hooks
+from . import guard, protocol, sandbox, transport, triton_hooks
 from .channel import Channel
 from .common import Perturber, as_list, device_sync, load_extension, redirect_output
 
@@ -128,6 +128,9 @@ class Host:
                 "with_pytorch_error_handling": with_pytorch_error_handling}
         self.chan.send({"event": "load_inline", "args": args})
         reply = self.chan.recv()
+        why = protocol.check_event_reply("candidate", "load_inline", reply)
+        if why is not None:
+            raise CandidateError("internal", why)
         if not reply.get("ok"):
             self.build_failed = reply.get("message", "build failed")
             raise RuntimeError("Error building extension '%s': %s" % (name, self.build_failed))
@@ -374,14 +377,16 @@ class Host:
             op = msg.get("op")
             if op == "exit":
                 return 0
-            handler = getattr(self, "op_" + str(op), None)
+            why = protocol.check_request("candidate", msg)
+            if why is not None:
+                self.chan.send(protocol.error_reply("candidate", why))
+                continue
+            handler = getattr(self, "op_" + op)
             if self.jit is not None:
                 self.jit.compile_error = None
             try:
                 if self.sandbox_error is not None:
                     raise CandidateError("internal", self.sandbox_error)
-                if handler is None:
-                    raise CandidateError("internal", "unknown op %r" % op)
                 reply = handler(msg)
             except BaseException as e:  # the candidate may raise anything, SystemExit included
                 reply = _error_reply(e)
@@ -392,7 +397,7 @@ class Host:
                     kernel, text = self.jit.compile_error
                     reply = self._jit_facts({"ok": False, "kind": "jit_compile_error",
                                              "kernel": kernel, "message": text[:6000]})
-            self.chan.send(reply)
+            self.chan.send(protocol.checked("candidate", op, reply))
 
 
 def main(fd, spawn):

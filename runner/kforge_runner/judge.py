@@ -13,7 +13,7 @@ import traceback
 
 import torch
 
-from . import contract, sandbox, transport
+from . import contract, protocol, sandbox, transport
 from .channel import Channel
 from .common import Perturber, as_list, device_sync, load_extension, parse_fd, redirect_output
 
@@ -433,8 +433,8 @@ class Judge:
         self.shm_dir = tempfile.mkdtemp(prefix="kforge-judge-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
         os.chmod(self.shm_dir, 0o755)
         dev = torch.device(self.device)
-        info = {"ok": True, "torch": torch.__version__, "python": sys.version.split()[0],
-                "sandbox": self.sandbox,
+        info = {"ok": True, "protocol": protocol.VERSION, "torch": torch.__version__,
+                "python": sys.version.split()[0], "sandbox": self.sandbox,
                 "compile_available": hasattr(torch, "compile"), "shm_dir": self.shm_dir}
         if dev.type == "cuda":
             if not torch.cuda.is_available():
@@ -695,19 +695,19 @@ class Judge:
             op = msg.get("op")
             if op == "exit":
                 break
-            handler = getattr(self, "op_" + str(op), None)
+            why = protocol.check_request("judge", msg)
+            if why is not None:
+                self.chan.send(protocol.error_reply("judge", why))
+                continue
             if self.refusal is not None:
                 self.chan.send({"ok": False, "message": self.refusal})
                 continue
-            if handler is None:
-                self.chan.send({"ok": False, "message": "unknown op %r" % op})
-                continue
             try:
-                reply = handler(msg)
+                reply = getattr(self, "op_" + op)(msg)
             except Exception as e:
                 reply = {"ok": False, "message": "%s: %s" % (type(e).__name__, e),
                          "traceback": traceback.format_exc()[-4000:]}
-            self.chan.send(reply)
+            self.chan.send(protocol.checked("judge", op, reply))
         for p in self.problems.values():
             p.release()
         if self.shm_dir:

@@ -13,7 +13,7 @@ import time
 
 import torch  # noqa: F401  (the point of the zygote: children inherit an imported torch)
 
-from . import candidate, judge
+from . import candidate, judge, protocol
 from .channel import Channel
 from .common import parse_fd
 
@@ -54,6 +54,31 @@ def _reap(pid, timeout_s):
         time.sleep(0.005)
 
 
+def _spawn_op(entry):
+    def handle(chan, msg, fd):
+        if fd is None:
+            return {"ok": False, "message": "%s needs a socket" % msg["op"]}
+        return {"ok": True, "pid": _spawn(chan, msg, fd, entry)}
+    return handle
+
+
+def _native(chan, msg, fd):
+    candidate.preload_native(msg["path"], msg["module_name"])
+    return {"ok": True}
+
+
+# op -> handler(chan, msg, fd) -> reply; `exit` ends the loop. runner/protocol.json lists the
+# same ops (tests/runner/test_protocol.py). spawn: a candidate host; spawn_judge: the confined
+# judge of an untrusted problem; each comes with the child's socket.
+HANDLERS = {
+    "spawn": _spawn_op(lambda fd, msg: candidate.main(fd, msg)),
+    "spawn_judge": _spawn_op(lambda fd, msg: judge.main_confined(fd, msg)),
+    "reap": lambda chan, msg, fd: _reap(int(msg["pid"]), float(msg.get("timeout_s", 1.0))),
+    "native": _native,
+}
+SOCKET_OPS = ("spawn", "spawn_judge")
+
+
 def main():
     chan = Channel(parse_fd())
     while True:
@@ -62,23 +87,17 @@ def main():
         except EOFError:
             return
         op = msg.get("op")
-        if op in ("spawn", "spawn_judge"):
-            # spawn: a candidate host; spawn_judge: the confined judge of an untrusted problem.
-            fd = chan.take_fd()
-            if fd is None:
-                chan.send({"ok": False, "message": "%s needs a socket" % op})
-                continue
-            entry = candidate.main if op == "spawn" else judge.main_confined
-            chan.send({"ok": True, "pid": _spawn(chan, msg, fd, entry)})
-        elif op == "reap":
-            chan.send(_reap(int(msg["pid"]), float(msg.get("timeout_s", 1.0))))
-        elif op == "native":
-            candidate.preload_native(msg["path"], msg["module_name"])
-            chan.send({"ok": True})
-        elif op == "exit":
+        if op == "exit":
             return
-        else:
-            chan.send({"ok": False, "message": "unknown op %r" % op})
+        # A socket that came with the message is taken with it, whatever the message says.
+        fd = chan.take_fd() if op in SOCKET_OPS else None
+        why = protocol.check_request("zygote", msg)
+        if why is not None:
+            if fd is not None:
+                os.close(fd)
+            chan.send(protocol.error_reply("zygote", why))
+            continue
+        chan.send(protocol.checked("zygote", op, HANDLERS[op](chan, msg, fd)))
 
 
 if __name__ == "__main__":

@@ -10,11 +10,13 @@
 #include <random>
 
 #include "build/build.h"
+#include "build/requests.h"
 #include "common/affinity.h"
 #include "common/channel.h"
 #include "common/files.h"
 #include "common/hash.h"
 #include "common/process.h"
+#include "common/protocol.h"
 #include "sandbox/sandbox.h"
 
 namespace kf::build {
@@ -152,6 +154,10 @@ class Builder::Impl {
   // On a timeout, `*cpu_ms` (when given) is the CPU the worker and its compilers used on it.
   Result<nlohmann::json> Request(const nlohmann::json& msg, std::chrono::milliseconds timeout,
                                  double* cpu_ms = nullptr) {
+    const protocol::Schema& schema = protocol::Embedded();
+    if (auto s = schema.CheckRequest("build_worker", msg); !s.ok()) {
+      return Status::Internal("kforge broke the protocol: " + s.message());
+    }
     auto w = Acquire();
     if (!w.ok()) return w.status();
     std::unique_ptr<Worker> worker = std::move(w.value());
@@ -171,6 +177,9 @@ class Builder::Impl {
                                  " (see " + (opt_.cache_dir / "logs/build-worker.log").string() + ")");
     }
     Release(std::move(worker));
+    if (auto s = schema.CheckReplyTo("build_worker", msg, *reply); !s.ok()) {
+      return Status::Internal("the build worker broke the protocol: " + s.message());
+    }
     return reply;
   }
 
@@ -179,9 +188,7 @@ class Builder::Impl {
     if (fingerprint_) return *fingerprint_;
     // The probe's findings (where torch's headers, pybind11 and Python.h resolve, or that they
     // do not) are part of the fingerprint: installing a missing package changes every key.
-    auto r = Request({{"op", "hello"}, {"backend", opt_.backend},
-                      {"probe", ToolchainProbe(opt_.backend)}},
-                     std::chrono::seconds(120));
+    auto r = Request(requests::Hello(opt_.backend), std::chrono::seconds(120));
     if (!r.ok()) return r.status();
     if (!r->value("ok", false)) {
       return Status::Unavailable(r->value("message", "build worker refused to start"));
@@ -240,21 +247,21 @@ class Builder::Impl {
     fs::remove_all(tmp, ec);
     fs::create_directories(tmp, ec);
     if (ec) return Status::IoError("cannot create " + tmp.string() + ": " + ec.message());
-    request["dir"] = tmp.string();
     // What every worker needs to build exactly like the one that answered `hello`.
-    if (auto fp = Fingerprint(); fp.ok()) request["arch"] = fp->value("arch", "");
-    request["pch_dir"] = opt_.pch ? (BuildCache() / "pch").string() : "";
+    requests::Context ctx;
+    ctx.dir = tmp;
+    if (auto fp = Fingerprint(); fp.ok()) ctx.arch = fp->value("arch", "");
+    ctx.pch_dir = opt_.pch ? (BuildCache() / "pch").string() : "";
     // The macros only torch/extension.h defines are listed once per toolchain, here.
-    request["light_dir"] = (BuildCache() / "light").string();
-    // What a failed build's worker looks for, so the failure can be told apart from the
-    // candidate's own (environment.h).
-    request["probe"] = ToolchainProbe(opt_.backend);
+    ctx.light_dir = (BuildCache() / "light").string();
+    // The probe: what a failed build's worker looks for, so the failure can be told apart
+    // from the candidate's own (environment.h).
+    ctx.backend = opt_.backend;
     // A PCH costs more than one build saves: it is made once the build cache has compiled a
     // candidate before, in this process or an earlier one (the first one-off `kforge eval` of a
     // cache makes none; its second does, while it builds).
-    if (request.value("op", "") == "build") {
-      request["pch_make"] = SecondCandidateBuild();
-    }
+    ctx.pch_make = request.value("op", "") == "build" && SecondCandidateBuild();
+    requests::AddContext(ctx, &request);
     auto t0 = std::chrono::steady_clock::now();
     double timeout_cpu_ms = 0;
     auto reply = Request(request, opt_.timeout, &timeout_cpu_ms);
@@ -383,10 +390,10 @@ Result<Artifact> Builder::Build(const ExtensionSpec& spec) {
   if (!key.ok()) return key.status();
   // load_inline's own default: CUDA when there are CUDA sources.
   bool uses_cuda = spec.with_cuda.value_or(!spec.cuda_sources.empty());
-  nlohmann::json request = {{"op", "build"}, {"spec", CanonicalJson(spec)}};
-  // Only where the key says so: a build the rewrite cannot touch is a plain build, shared.
-  if (what->contains("light_headers")) request["light_headers"] = true;
-  return impl_->BuildKeyed(*key, request, &spec, uses_cuda);
+  // Light headers only where the key says so: a build the rewrite cannot touch is a plain
+  // build, shared.
+  return impl_->BuildKeyed(*key, requests::Build(spec, what->contains("light_headers")), &spec,
+                           uses_cuda);
 }
 
 Result<Artifact> Builder::BuildNative() {
@@ -396,12 +403,7 @@ Result<Artifact> Builder::BuildNative() {
   bool cuda = impl_->opt_.backend == "cuda";
   auto key = impl_->Key({{"native", Sha256Hex(*text)}});
   if (!key.ok()) return key.status();
-  nlohmann::json cflags = {"-O2"};
-  if (cuda) cflags.push_back("-DKFORGE_WITH_CUDA");
-  nlohmann::json req = {{"op", "build_native"},     {"name", "kforge_native"},
-                        {"sources", {src.string()}}, {"extra_cflags", cflags},
-                        {"with_cuda", cuda}};
-  return impl_->BuildKeyed(*key, req, nullptr, cuda);
+  return impl_->BuildKeyed(*key, requests::BuildNative(src, cuda), nullptr, cuda);
 }
 
 double Builder::compile_ms_total() const {

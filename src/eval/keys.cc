@@ -54,7 +54,11 @@ std::string RunnerDigest(const fs::path& dir) {
         continue;
       }
       const std::string ext = p.extension().string();
-      if (i->is_regular_file() && (ext == ".py" || ext == ".cpp" || ext == ".txt")) files.push_back(p);
+      // protocol.json: the messages the runner speaks (calibration/*.json is data, not code).
+      if (i->is_regular_file() && (ext == ".py" || ext == ".cpp" || ext == ".txt" ||
+                                   p.filename() == "protocol.json")) {
+        files.push_back(p);
+      }
     }
   }
   std::sort(files.begin(), files.end());

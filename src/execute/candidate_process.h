@@ -32,7 +32,9 @@ class CandidateProcess {
 
   // Sends a request and serves the candidate's load_inline events until the answer comes.
   // Time spent building for it does not count against `timeout`. kTimeout when the answer is
-  // late, kUnavailable when the process closed its channel.
+  // late, kUnavailable when the process closed its channel, kInvalidArgument when kforge's own
+  // message breaks the protocol (common/protocol.h). A message from the host that breaks it is
+  // answered as the host's failure: {"ok": false, "kind": "protocol", "message": why}.
   Result<nlohmann::json> Ask(const nlohmann::json& msg, std::chrono::milliseconds timeout);
 
   // How a candidate that closed its channel ended, from the zygote: "it was killed by signal

@@ -13,6 +13,7 @@
 #include <filesystem>
 
 #include "common/process.h"
+#include "execute/requests.h"
 
 namespace kf::execute {
 namespace {
@@ -23,6 +24,11 @@ using std::chrono::milliseconds;
 
 // Generous bounds for messages already written into a socket: never reached.
 constexpr milliseconds kNow(10000);
+
+json Load() {
+  return requests::Load("class ModelNew: pass", "", json::array(), 1, json::array(),
+                        json::array(), "");
+}
 
 // A process of this test that stands for a candidate host: paused in its own process group.
 struct Paused {
@@ -57,6 +63,7 @@ struct FakeZygote {
     UniqueFd mine, theirs;
     EXPECT_TRUE(SocketPair(&mine, &theirs).ok());
     zygote.what = "zygote";
+    zygote.service = "zygote";
     zygote.chan = Channel(std::move(mine));
     peer = Channel(std::move(theirs));
   }
@@ -123,10 +130,11 @@ TEST_F(CandidateProcessTest, AsksServingBuildsThenStops) {
   EXPECT_TRUE(fs::is_directory(workdir_));
   // The host asks for one build before it answers.
   ASSERT_TRUE(host_.Send({{"event", "load_inline"}, {"args", {{"name", "ext"}}}}).ok());
-  ASSERT_TRUE(host_.Send({{"ok", true}, {"answer", 42}}).ok());
-  auto r = proc_.Ask({{"op", "call"}}, kNow);
+  ASSERT_TRUE(
+      host_.Send({{"ok", true}, {"outputs", json::array()}, {"extension_calls", 42}}).ok());
+  auto r = proc_.Ask(requests::Call("main", json::object()), kNow);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_EQ((*r)["answer"], 42);
+  EXPECT_EQ((*r)["extension_calls"], 42);
   ASSERT_EQ(builds_.size(), 1u);
   EXPECT_EQ(builds_[0]["name"], "ext");
   EXPECT_FALSE(proc_.build_failed());
@@ -157,8 +165,9 @@ TEST_F(CandidateProcessTest, AFailedBuildIsNoted) {
   Spawn();
   build_reply_ = {false, "", "", "error: expected ';'"};
   ASSERT_TRUE(host_.Send({{"event", "load_inline"}, {"args", json::object()}}).ok());
-  ASSERT_TRUE(host_.Send({{"ok", false}, {"kind", "build_failed"}}).ok());
-  auto r = proc_.Ask({{"op", "load"}}, kNow);
+  ASSERT_TRUE(
+      host_.Send({{"ok", false}, {"kind", "build_failed"}, {"message", "build failed"}}).ok());
+  auto r = proc_.Ask(Load(), kNow);
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(proc_.build_failed());
   (void)host_.Receive(kNow);  // the load request
@@ -170,11 +179,41 @@ TEST_F(CandidateProcessTest, AFailedBuildIsNoted) {
 
 TEST_F(CandidateProcessTest, LateAndGoneHostsAreTold) {
   Spawn();
-  auto late = proc_.Ask({{"op", "call"}}, milliseconds(0));
+  auto late = proc_.Ask(requests::Call("main", json::object()), milliseconds(0));
   EXPECT_EQ(late.status().code(), Code::kTimeout);
   host_.Close();
-  auto gone = proc_.Ask({{"op", "call"}}, kNow);
+  auto gone = proc_.Ask(requests::Call("main", json::object()), kNow);
   EXPECT_EQ(gone.status().code(), Code::kUnavailable);
+}
+
+// The host runs the candidate's code, which may write to its channel: a message that breaks the
+// protocol is the host's failure, named by op and field, not an error of kforge's.
+TEST_F(CandidateProcessTest, AHostBreakingTheProtocolFailsWithTheFieldNamed) {
+  Spawn();
+  ASSERT_TRUE(host_.Send({{"ok", true}, {"outputs", json::array()}, {"extension_calls", "many"}})
+                  .ok());
+  auto r = proc_.Ask(requests::Call("main", json::object()), kNow);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ((*r)["ok"], false);
+  EXPECT_EQ((*r)["kind"], "protocol");
+  EXPECT_EQ((*r)["message"],
+            "its process broke the protocol: candidate 'call' reply: field 'extension_calls' "
+            "must be integer, not string");
+  ASSERT_TRUE(host_.Send({{"event", "load_inline"}, {"args", "x"}}).ok());
+  r = proc_.Ask(Load(), kNow);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ((*r)["kind"], "protocol");
+  EXPECT_TRUE(builds_.empty());  // nothing built for it
+}
+
+TEST_F(CandidateProcessTest, ARequestBreakingTheProtocolIsNeverSent) {
+  Spawn();
+  auto r = proc_.Ask({{"op", "call"}, {"slot", "main"}}, kNow);
+  EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("candidate 'call' request: missing required field "
+                                      "'buffers'"),
+            std::string::npos);
+  EXPECT_EQ(host_.Receive(milliseconds(0)).status().code(), Code::kTimeout);
 }
 
 TEST_F(CandidateProcessTest, ReapSaysHowItEnded) {

@@ -5,7 +5,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include "common/protocol.h"
 #include "execute/lane_impl.h"
+#include "execute/requests.h"
 
 namespace kf::execute {
 namespace fs = std::filesystem;
@@ -21,18 +23,26 @@ Result<ZygoteChild> SpawnFromZygote(RunnerProc& zygote, const std::string& op,
   fs::remove_all(workdir, ec);
   fs::create_directories(workdir, ec);
   if (ec) return Status::IoError("cannot create " + workdir.string() + ": " + ec.message());
-  json msg = {{"op", op}, {"device", device}, {"workdir", workdir.string()}};
   if (!jit_cache.empty()) {
     // Landlock grants a folder that exists; Triton fills it.
     fs::create_directories(jit_cache, ec);
     if (ec) return Status::IoError("cannot create " + jit_cache.string() + ": " + ec.message());
-    msg["jit_cache"] = jit_cache.string();
+  }
+  const json msg = requests::Spawn(op, device, workdir, jit_cache);
+  const protocol::Schema& schema = protocol::Embedded();
+  if (auto s = schema.CheckRequest("zygote", msg); !s.ok()) {
+    return Status::Internal("kforge broke the protocol: " + s.message());
   }
   if (auto s = zygote.chan.SendWithFd(msg, theirs.get()); !s.ok()) {
     return Status::Unavailable("the zygote is gone: " + s.message());
   }
   theirs.Reset();
   auto r = zygote.chan.Receive(milliseconds(30000));
+  if (r.ok()) {
+    if (auto s = schema.CheckReplyTo("zygote", msg, *r); !s.ok()) {
+      return Status::Internal("the zygote broke the protocol: " + s.message());
+    }
+  }
   if (!r.ok() || !r->value("ok", false)) {
     return Status::Unavailable("the zygote could not fork a process: " +
                                (r.ok() ? r->value("message", "?") : r.status().message()));
@@ -49,8 +59,7 @@ void StopZygoteChild(RunnerProc& zygote, ZygoteChild* child) {
     child->chan.Close();
     ::kill(-child->pid, SIGKILL);
     ::kill(child->pid, SIGKILL);
-    (void)zygote.Request({{"op", "reap"}, {"pid", child->pid}, {"timeout_s", 30}},
-                         milliseconds(40000));
+    (void)zygote.Request(requests::Reap(child->pid, 30), milliseconds(40000));
     child->pid = -1;
   }
   if (!child->workdir.empty()) {
@@ -70,7 +79,7 @@ void Lane::Impl::StopConfined() {
 Result<json> Lane::Impl::StartConfined(const std::string& problem) {
   StopConfined();
   // The trusted judge's trial buffers go back first: the confined judge needs the device.
-  (void)judge.Request({{"op", "release_slots"}}, milliseconds(60000));
+  (void)judge.Request(requests::Bare("release_slots"), milliseconds(60000));
   auto child = SpawnFromZygote(
       zygote, "spawn_judge", DeviceName(),
       opt.work_dir / ("problem-" + std::to_string(getpid()) + "-" + std::to_string(++spawned)));
@@ -79,6 +88,7 @@ Result<json> Lane::Impl::StartConfined(const std::string& problem) {
   c.problem = problem;
   c.proc = std::move(child.value());
   c.judge.what = "untrusted problem's judge";
+  c.judge.service = "judge";
   c.judge.chan = std::move(c.proc.chan);
   c.judge.log_path = c.proc.workdir / "output.log";
   confined = std::move(c);
@@ -87,8 +97,7 @@ Result<json> Lane::Impl::StartConfined(const std::string& problem) {
     return s;
   };
   // hello refuses (ok: false) unless the sandbox was entered: see judge.main_confined.
-  auto hello =
-      confined->judge.Request({{"op", "hello"}, {"device", DeviceName()}}, opt.start_timeout);
+  auto hello = confined->judge.Request(requests::Hello(DeviceName()), opt.start_timeout);
   if (!hello.ok()) return fail(hello.status());
   if (!native_msg.is_null()) {
     if (auto r = confined->judge.Request(native_msg, milliseconds(60000)); !r.ok()) {

@@ -5,6 +5,7 @@
 #include "common/affinity.h"
 #include "execute/host_times.h"
 #include "execute/lane_impl.h"
+#include "execute/requests.h"
 
 namespace kf::execute {
 namespace fs = std::filesystem;
@@ -67,7 +68,7 @@ Lane::~Lane() {
   if (!impl_) return;
   impl_->StopConfined();
   for (RunnerProc* p : {&impl_->judge, &impl_->zygote}) {
-    if (p->chan.valid()) (void)p->chan.Send({{"op", "exit"}});
+    if (p->chan.valid()) (void)p->chan.Send(requests::Bare("exit"));
     p->chan.Close();
     if (!p->child.Wait(milliseconds(3000))) p->child.Kill();
   }
@@ -96,14 +97,14 @@ Result<std::unique_ptr<Lane>> Lane::Start(const LaneOptions& opt) {
 Result<DeviceInfo> Lane::Ready(const fs::path& native_so, const std::string& module) {
   Impl& m = *impl_;
   if (m.ready) return m.device;
-  auto hello = m.judge.Request({{"op", "hello"}, {"device", m.DeviceName()}}, m.opt.start_timeout);
+  auto hello = m.judge.Request(requests::Hello(m.DeviceName()), m.opt.start_timeout);
   if (!hello.ok()) return hello.status();
   m.device.device = m.DeviceName();
   m.device.name = hello->value("device_name", "");
   m.device.torch_version = hello->value("torch", "");
   m.device.compile_available = hello->value("compile_available", false);
   m.device.raw = *hello;
-  nlohmann::json native = {{"op", "native"}, {"path", native_so.string()}, {"module_name", module}};
+  nlohmann::json native = requests::Native(native_so, module);
   if (auto r = m.judge.Request(native, milliseconds(60000)); !r.ok()) return r.status();
   m.native_msg = native;
   if (auto r = m.zygote.Request(native, m.opt.start_timeout); !r.ok()) return r.status();
@@ -113,10 +114,7 @@ Result<DeviceInfo> Lane::Ready(const fs::path& native_so, const std::string& mod
 
 Result<ProblemInfo> Lane::LoadProblem(const std::string& id, const fs::path& path,
                                       uint64_t init_seed, bool trusted) {
-  nlohmann::json msg = {{"op", "load_problem"},
-                        {"id", id},
-                        {"path", fs::absolute(path).string()},
-                        {"init_seed", init_seed}};
+  nlohmann::json msg = requests::LoadProblem(id, path, init_seed);
   Result<nlohmann::json> r = Status::Internal("not loaded");
   if (trusted) {
     impl_->untrusted.erase(id);
@@ -142,9 +140,7 @@ Result<std::vector<nlohmann::json>> Lane::Impl::PreparePool(const std::string& p
   std::vector<nlohmann::json> descs;
   std::mt19937_64 rng(seed);
   for (const auto& name : PoolNames(pool)) {
-    auto r = JudgeRequest(problem,
-                          {{"op", "prepare"}, {"problem", problem}, {"slot", name},
-                           {"seed", rng() >> 2}},
+    auto r = JudgeRequest(problem, requests::Prepare(problem, name, rng() >> 2),
                           milliseconds(300000));
     if (!r.ok()) return r.status();
     descs.push_back((*r)["slot"]);
@@ -164,12 +160,9 @@ Result<double> Lane::Impl::NoopCost(const std::string& problem, int pool, uint64
   // which an empty call without outputs left in the gap: a false H07).
   const bool outputs = opt.backend == "cpu";
   auto t0 = std::chrono::steady_clock::now();
-  auto r = JudgeRequest(problem,
-                        {{"op", "time"}, {"problem", problem}, {"mode", "noop"},
-                         {"slots", PoolNames(pool)}, {"first", 0}, {"iters", iters},
-                         {"perturb_seed", perturb_seed}, {"delay_us", delay_us},
-                         {"outputs", outputs}},
-                        milliseconds(120000));
+  auto r = JudgeRequest(
+      problem, requests::TimeNoop(problem, PoolNames(pool), iters, perturb_seed, delay_us, outputs),
+      milliseconds(120000));
   if (!r.ok()) return r.status();
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (outputs) {
@@ -185,10 +178,8 @@ Status Lane::Impl::TimeReference(const std::string& problem, const std::string& 
                                  const std::vector<std::string>& slots, const BatchRequest& q,
                                  milliseconds timeout, BatchReply* reply, HostTimes* waited) {
   const HostTimes h0 = ReadHostTimes(judge.child.pid());
-  auto r = JudgeRequest(problem,
-                        {{"op", "time"}, {"problem", problem}, {"mode", mode}, {"slots", slots},
-                         {"first", q.first}, {"iters", q.iters}, {"delay_us", q.delay_us}},
-                        timeout);
+  auto r = JudgeRequest(
+      problem, requests::TimeReference(problem, mode, slots, q.first, q.iters, q.delay_us), timeout);
   if (!r.ok()) return r.status();
   if (r->contains("unavailable")) return Status::NotFound((*r)["unavailable"].get<std::string>());
   if (q.first > 0) *waited += ReadHostTimes(judge.child.pid()) - h0;
@@ -202,7 +193,7 @@ std::string Lane::Impl::Disturbed(const TimingResult& t, const HostTimes& waited
 }
 
 nlohmann::json Lane::Impl::GpuState(const std::string& problem) {
-  auto r = JudgeRequest(problem, {{"op", "gpu_state"}}, milliseconds(30000));
+  auto r = JudgeRequest(problem, requests::Bare("gpu_state"), milliseconds(30000));
   if (!r.ok() || !r->contains("state")) return nlohmann::json::object();
   return (*r)["state"];
 }
@@ -258,7 +249,8 @@ ExecResult Lane::Run(const std::string& problem_id, const ProblemInfo& problem,
                      const ExecOptions& opt) {
   ExecResult r = impl_->RunCandidate(problem_id, problem, code, load_inline, opt);
   // The peak covers this run alone: the judge resets it when asked.
-  if (auto m = impl_->JudgeRequest(problem.id, {{"op", "memory"}}, milliseconds(30000)); m.ok()) {
+  if (auto m = impl_->JudgeRequest(problem.id, requests::Bare("memory"), milliseconds(30000));
+      m.ok()) {
     r.judge_peak_bytes = m->value("peak_bytes", int64_t{0});
   }
   return r;

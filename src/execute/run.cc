@@ -4,6 +4,7 @@
 
 #include "common/rules.h"
 #include "execute/candidate_run.h"
+#include "execute/requests.h"
 #include "execute/runtime_rules.h"
 #include "execute/trial_plan.h"
 
@@ -67,7 +68,7 @@ bool CandidateRun::Stages(const ProblemInfo& problem) {
     if (!timed) return false;
   }
   if (opt_.runtime_rules && !Ablate()) return false;
-  if (auto m = Ask({{"op", "memory"}}, milliseconds(30000)); m.ok()) {
+  if (auto m = Ask(requests::Bare("memory"), milliseconds(30000)); m.ok()) {
     out_.candidate_peak_bytes = m->value("peak_bytes", int64_t{0});
   }
   return true;
@@ -91,6 +92,8 @@ Result<json> CandidateRun::Ask(const json& msg, milliseconds timeout) {
 bool CandidateRun::Failed(const std::string& stage, const std::string& what, const Result<json>& r,
                           milliseconds timeout) {
   if (!r.ok() && r.status().code() == Code::kTimeout) return End(TimedOut(stage, what, timeout));
+  // kforge's own request broke the protocol: not the candidate's doing.
+  if (!r.ok() && r.status().code() == Code::kInvalidArgument) return Infra(r.status().message());
   if (!r.ok()) {  // it died: how, and its output's last lines
     const std::string how = proc_.Reap();
     return End(Crashed(stage, what, how, ReadTail(proc_.workdir() / "output.log", 3000)));
@@ -111,13 +114,8 @@ bool CandidateRun::End(const Failure& f) {
 }
 
 Result<json> CandidateRun::CheckSlot(const std::string& slot, const json& perturb) {
-  json msg = {{"op", "check"},
-              {"problem", problem_},
-              {"slot", slot},
-              {"atol", opt_.atol},
-              {"rtol", opt_.rtol}};
-  if (!perturb.is_null()) msg["perturb"] = perturb;
-  return lane_.JudgeRequest(problem_, msg, milliseconds(300000));
+  return lane_.JudgeRequest(problem_, requests::Check(problem_, slot, opt_.atol, opt_.rtol, perturb),
+                            milliseconds(300000));
 }
 
 bool CandidateRun::Infra(const std::string& message) {
@@ -127,20 +125,16 @@ bool CandidateRun::Infra(const std::string& message) {
 }
 
 bool CandidateRun::Load(const ProblemInfo& problem, const std::string& code) {
-  json msg = {{"op", "load"},
-              {"code", code},
-              {"problem_code", problem.source},
-              {"init_inputs", problem.init_inputs},
-              {"init_seed", init_seed_},
-              {"poison", problem.outputs}};
   // The host watches the lines of every except/finally block during calls (H03 by evidence).
   if (opt_.runtime_rules) guards_ = extract::FallbackGuards(code);
   json watch = json::array();
   for (const auto& g : guards_) watch.push_back({g.header_line, g.last_line});
-  if (!watch.empty()) msg["watch"] = watch;
   // The hooks the host installs before the candidate's code runs (launch counts, ghost replay).
-  if (opt_.family != backend::Family::kLoadInline) msg["family"] = backend::FamilyName(opt_.family);
-  auto r = Ask(msg, opt_.load_timeout);
+  const std::string family =
+      opt_.family != backend::Family::kLoadInline ? backend::FamilyName(opt_.family) : "";
+  auto r = Ask(requests::Load(code, problem.source, problem.init_inputs, init_seed_,
+                              problem.outputs, watch, family),
+               opt_.load_timeout);
   if (!r.ok() || !r->value("ok", false)) return Failed("load", "loading", r, opt_.load_timeout);
   if (opt_.family == backend::Family::kTriton) {
     if (auto why = MissingLaunchHooks(*r)) return Infra(*why);
@@ -157,13 +151,8 @@ bool CandidateRun::Trials(const ProblemInfo& problem) {
                                   ? "shape " + VariantSizes(problem.shape_variants[t.variant])
                                   : TrialLabel(order, i);
     const std::string slot = t.variant < 0 ? "main" : "shape" + std::to_string(t.variant);
-    json prep = {{"op", "prepare"},
-                 {"problem", problem_},
-                 {"slot", slot},
-                 {"seed", t.seed},
-                 {"signed", t.signed_inputs}};
-    if (t.swap_seed) prep["swap_seed"] = t.swap_seed;
-    if (t.variant >= 0) prep["variant"] = t.variant;
+    const json prep =
+        requests::Prepare(problem_, slot, t.seed, t.signed_inputs, t.swap_seed, t.variant);
     auto tp = Clock::now();
     auto p = lane_.JudgeRequest(problem_, prep, milliseconds(300000));
     out_.prepare_ms += MsSince(tp);
@@ -175,9 +164,8 @@ bool CandidateRun::Trials(const ProblemInfo& problem) {
       continue;
     }
     ++out_.trials_total;
-    json call = {{"op", "call"}, {"slot", slot}, {"buffers", (*p)["slot"]}};
     const bool profiled = opt_.runtime_rules && i == 0;
-    if (profiled) call["profile"] = true;
+    const json call = requests::Call(slot, (*p)["slot"], /*ablate=*/false, profiled);
     auto tc = Clock::now();
     auto r = Ask(call, profiled ? opt_.call_timeout + milliseconds(10000) : opt_.call_timeout);
     (profiled ? out_.profiled_call_ms : out_.call_ms) += MsSince(tc);
@@ -270,16 +258,11 @@ bool CandidateRun::Trials(const ProblemInfo& problem) {
 }
 
 bool CandidateRun::Ablate() {
-  json prep = {{"op", "prepare"},
-               {"problem", problem_},
-               {"slot", "main"},
-               {"seed", seed_ ^ 0xab1a7e},
-               {"signed", false}};
-  auto p = lane_.JudgeRequest(problem_, prep, milliseconds(300000));
+  auto p = lane_.JudgeRequest(problem_, requests::Prepare(problem_, "main", seed_ ^ 0xab1a7e, false),
+                              milliseconds(300000));
   if (!p.ok())
     return Infra("the judge failed to prepare the ablation call: " + p.status().message());
-  auto r = Ask({{"op", "call"}, {"slot", "main"}, {"buffers", (*p)["slot"]}, {"ablate", true}},
-               opt_.call_timeout);
+  auto r = Ask(requests::Call("main", (*p)["slot"], /*ablate=*/true), opt_.call_timeout);
   if (!r.ok() || !r->value("ok", false)) return true;   // it broke without its kernels: fine
   if (FellBack(*r, "the ablation call")) return false;  // it answered without them
   auto c = CheckSlot("main");

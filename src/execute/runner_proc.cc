@@ -2,6 +2,7 @@
 
 #include <fstream>
 
+#include "common/protocol.h"
 #include "sandbox/sandbox.h"
 
 namespace kf::execute {
@@ -25,6 +26,10 @@ std::string RunnerProc::LogTail(size_t max_bytes) const { return ReadTail(log_pa
 
 Result<nlohmann::json> RunnerProc::Request(const nlohmann::json& msg,
                                            std::chrono::milliseconds timeout) {
+  const protocol::Schema& schema = protocol::Embedded();
+  if (auto s = schema.CheckRequest(service, msg); !s.ok()) {
+    return Status::Internal("kforge broke the protocol: " + s.message());
+  }
   if (auto s = chan.Send(msg); !s.ok()) {
     return Status::Unavailable("the " + what + " process is gone: " + s.message() + "\n" +
                                LogTail());
@@ -37,6 +42,9 @@ Result<nlohmann::json> RunnerProc::Request(const nlohmann::json& msg,
     }
     return Status::Unavailable("the " + what + " process is gone: " + r.status().message() +
                                "\n" + LogTail());
+  }
+  if (auto s = schema.CheckReplyTo(service, msg, *r); !s.ok()) {
+    return Status::Internal("the " + what + " broke the protocol: " + s.message());
   }
   if (!r->value("ok", false)) {
     std::string m = r->value("message", "failed");
@@ -58,12 +66,17 @@ Result<RunnerProc> StartRunner(const std::string& what, const std::string& pytho
                 "PYTHONUNBUFFERED=1"};
   // Candidate hosts confine themselves with it; empty: they run unconfined and say so.
   so.env_set.push_back("KFORGE_SANDBOX_LIB=" + SandboxLibraryPath());
+#ifndef NDEBUG
+  // Debug builds have the runner check its own replies too (kforge checks them in any build).
+  so.env_set.push_back("KFORGE_PROTOCOL_CHECK=1");
+#endif
   so.stdout_path = log_path.string();
   so.stderr_path = log_path.string();
   auto child = Spawn(so);
   if (!child.ok()) return child.status();
   RunnerProc p;
   p.what = what;
+  p.service = module;
   p.child = std::move(child.value());
   p.chan = Channel(std::move(mine));
   p.log_path = log_path;

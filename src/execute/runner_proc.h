@@ -16,11 +16,13 @@ namespace kf::execute {
 
 struct RunnerProc {
   std::string what;                 // "judge", "zygote": for messages
+  std::string service;              // its part of runner/protocol.json: "judge", "zygote"
   Child child;                      // empty for candidates (the zygote is their parent)
   Channel chan;
   std::filesystem::path log_path;   // its stdout/stderr
 
-  // Sends and waits; an answer {"ok": false, ...} becomes kInternal with the runner's message.
+  // Sends and waits; an answer {"ok": false, ...} becomes kInternal with the runner's message,
+  // and so does a request or an answer that breaks the protocol (common/protocol.h).
   Result<nlohmann::json> Request(const nlohmann::json& msg, std::chrono::milliseconds timeout);
   // The last `max_bytes` of the log, for error messages.
   std::string LogTail(size_t max_bytes = 3000) const;

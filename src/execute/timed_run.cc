@@ -7,6 +7,7 @@
 #include "execute/candidate_run.h"
 #include "execute/host_times.h"
 #include "execute/interleave.h"
+#include "execute/requests.h"
 #include "execute/trial_plan.h"
 
 namespace kf::execute {
@@ -54,14 +55,9 @@ bool CandidateRun::Time() {
     last_timeout = opt_.call_timeout + milliseconds(static_cast<int64_t>(iters) * 2000);
     const HostTimes h0 = ReadHostTimes(host);
     auto t0 = Clock::now();
-    last_reply = Ask({{"op", "time"},
-                      {"slots", names},
-                      {"buffers", *pool},
-                      {"first", first},
-                      {"iters", iters},
-                      {"perturb_seed", perturb_seed},
-                      {"delay_us", q.delay_us}},
-                     last_timeout);
+    last_reply =
+        Ask(requests::TimeCandidate(names, *pool, first, iters, perturb_seed, q.delay_us),
+            last_timeout);
     for (int64_t g = first; g < static_cast<int64_t>(first) + iters; ++g) {
       last_index[static_cast<size_t>(g) % names.size()] = g;
     }
@@ -165,7 +161,7 @@ bool CandidateRun::Time() {
   // The timed calls are not traced (tracing would slow them): one untimed, traced call on
   // the first timing set instead, before emit overwrites its outputs with the timed ones.
   if (!guards_.empty()) {
-    auto r = Ask({{"op", "call"}, {"slot", names[0]}, {"buffers", (*pool)[0]}}, opt_.call_timeout);
+    auto r = Ask(requests::Call(names[0], (*pool)[0]), opt_.call_timeout);
     if (!r.ok() || !r->value("ok", false)) {
       if (gap_escaped) return Cheat("H07", escaped_why);
       return Failed("timing", "a call on the timing inputs", r, opt_.call_timeout);
@@ -179,7 +175,7 @@ bool CandidateRun::Time() {
   bool ruled = false;
   for (size_t i = 0; i < names.size(); ++i) {
     if (last_index[i] < 0) continue;  // never timed (fewer calls than slots)
-    auto e = Ask({{"op", "emit"}, {"slot", names[i]}, {"buffers", (*pool)[i]}}, opt_.call_timeout);
+    auto e = Ask(requests::Emit(names[i], (*pool)[i]), opt_.call_timeout);
     if (!e.ok() || !e->value("ok", false)) {
       if (gap_escaped) return Cheat("H07", escaped_why);
       return Failed("timing", "returning timed outputs", e, opt_.call_timeout);
@@ -203,8 +199,7 @@ bool CandidateRun::Time() {
   std::string why;
   if (!wrong.empty()) {
     auto untimed_right = [&](size_t i) -> Result<bool> {
-      auto r =
-          Ask({{"op", "call"}, {"slot", names[i]}, {"buffers", (*pool)[i]}}, opt_.call_timeout);
+      auto r = Ask(requests::Call(names[i], (*pool)[i]), opt_.call_timeout);
       if (!r.ok() || !r->value("ok", false)) return false;  // it fails on them untimed too
       auto c = CheckSlot(names[i], {{"seed", perturb_seed}, {"index", last_index[i]}});
       if (!c.ok()) return c.status();
