@@ -299,12 +299,12 @@ bootstrap=${KFORGE_FRESH_BOOTSTRAP:-mmdebstrap}
 if [ "$bootstrap" = mmdebstrap ] && ! command -v mmdebstrap >/dev/null; then
   say "installing mmdebstrap on this machine"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get install -y -qq --no-install-recommends mmdebstrap >/dev/null 2>&1 ||
-    { apt-get update -qq && apt-get install -y -qq --no-install-recommends mmdebstrap >/dev/null; } ||
+  apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends mmdebstrap >/dev/null 2>&1 ||
+    { apt-get -o DPkg::Lock::Timeout=900 update -qq && apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends mmdebstrap >/dev/null; } ||
     { say "mmdebstrap cannot be installed; falling back to debootstrap"; bootstrap=debootstrap; }
 fi
 if [ "$bootstrap" = debootstrap ] && ! command -v debootstrap >/dev/null; then
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends debootstrap >/dev/null
 fi
 mkdir "$rootfs"
 # In a private namespace (in_ns): the cache's bind mount and the bootstrapper's /proc, /sys,
