@@ -4,6 +4,12 @@ It loads problems, draws inputs on the device, computes and keeps the reference 
 inputs into shared buffers for the candidate, compares what the candidate wrote back, and times
 the reference (eager and torch.compile) with the same compiled helper the candidate is timed
 with. Expected outputs never leave this process.
+
+This file is the process: the requests it answers (op_<name>, as runner/protocol.json lists
+them) and the loop that serves them. Its parts: problem.py (a problem's model, its inputs and
+their contract, the reference), slots.py (the memory it plans with and the shared buffers a
+trial runs on), check.py (a trial's inputs and outputs against the reference), timing.py (the
+reference's and the empty calls' timed calls).
 """
 import os
 import sys
@@ -12,9 +18,9 @@ import traceback
 
 import torch
 
-from . import check, contract, protocol, sandbox, transport
+from . import check, contract, protocol, sandbox, timing, transport
 from .channel import Channel
-from .common import Perturber, device_sync, load_extension, parse_fd, redirect_output
+from .common import device_sync, load_extension, parse_fd, redirect_output
 from .problem import Problem
 from .slots import Memory, tensor_bytes
 
@@ -177,68 +183,7 @@ class Judge:
     def op_time(self, msg):
         p = self.problem(msg["problem"])
         slots = [p.slots[name] for name in msg["slots"]]
-        mode = msg["mode"]
-        if mode == "noop" and msg.get("outputs"):
-            # An empty call that returns fresh outputs the size of the reference's, written
-            # inside the timed call: what an honest candidate's outputs cost outside it
-            # (released after the next call, its pages given back) is then in the calibration.
-            # The lane subtracts the reported (in-timer) part.
-            like = slots[0].out_bufs
-
-            def fn(*args):
-                return [torch.empty_like(b).zero_() for b in like]
-        elif mode == "noop":
-            fn = _noop
-        elif mode == "eager":
-            fn = p.model
-        elif mode == "compile":
-            if p.compiled is None and p.compile_error is None:
-                if not hasattr(torch, "compile"):
-                    p.compile_error = "torch.compile is not available in PyTorch %s" % torch.__version__
-                else:
-                    p.compiled = torch.compile(p.model)
-            if p.compile_error:
-                return {"ok": True, "unavailable": p.compile_error}
-            fn = p.compiled
-        else:
-            return {"ok": False, "message": "unknown timing mode %r" % mode}
-        # The slots' buffers hold their pristine inputs: prepared, and no candidate has run on
-        # them since (the lane prepares the pool again for each candidate).
-        arg_sets = [list(s.in_bufs) for s in slots]
-        before = None
-        base = None
-        if mode == "noop" and msg.get("perturb_seed"):
-            # What an empty call costs when each is given fresh inputs, as candidates are: the
-            # same rewrite of a slot's buffers from a copy of its inputs. One slot serves every
-            # call (the cost is the same) and gets its inputs back afterwards, so the memory for
-            # one copy suffices.
-            target = arg_sets[0]
-            base = [x.clone() if isinstance(x, torch.Tensor) else x for x in target]
-            perturber = Perturber(base, msg["perturb_seed"])
-            arg_sets = [target] * len(arg_sets)
-
-            def before(slot, index):
-                perturber.apply(target, index)
-        try:
-            with torch.no_grad():
-                dev_ms, wall_ms, _, host_ms, hidden = native.run_batch(
-                    fn, arg_sets, int(msg["first"]), int(msg["iters"]),
-                    bool(msg.get("flush", True)), torch.device(self.device).type == "cuda",
-                    before, float(msg.get("delay_us", 0)))
-        except Exception as e:  # torch.compile failures are reported, not fatal
-            if mode == "compile":
-                p.compile_error = "torch.compile failed: %s" % str(e).splitlines()[0][:300]
-                return {"ok": True, "unavailable": p.compile_error}
-            raise
-        finally:
-            if base is not None:
-                for buf, x in zip(arg_sets[0], base):
-                    if isinstance(x, torch.Tensor):
-                        buf.copy_(x)
-                del base
-            self.memory.settle()
-        return {"ok": True, "device_ms": list(dev_ms), "wall_ms": list(wall_ms),
-                "host_ms": list(host_ms), "hidden": int(hidden)}
+        return timing.time_calls(native, p, slots, msg, self.device, self.memory)
 
     def op_gpu_state(self, msg):
         """The GPU's clocks, temperature, power and throttle reasons now (NVML), recorded
@@ -284,10 +229,6 @@ class Judge:
                 os.rmdir(self.shm_dir)
             except OSError:
                 pass
-
-
-def _noop(*args):
-    return None
 
 
 def _meta(x):
