@@ -24,6 +24,9 @@ def _device_ctx(device):
 
 
 class Problem:
+    """One loaded problem; `msg` is its load_problem request (id, path, init_seed, and its input
+    contract once inferred), kept to load it again after its model was set aside."""
+
     def __init__(self, msg, device, exporter, memory):
         self.id = msg["id"]
         self.msg = msg
