@@ -4,8 +4,13 @@ It loads problems, draws inputs on the device, computes and keeps the reference 
 inputs into shared buffers for the candidate, compares what the candidate wrote back, and times
 the reference (eager and torch.compile) with the same compiled helper the candidate is timed
 with. Expected outputs never leave this process.
+
+This file is the process: the requests it answers (op_<name>, as runner/protocol.json lists
+them) and the loop that serves them. Its parts: problem.py (a problem's model, its inputs and
+their contract, the reference), slots.py (the memory it plans with and the shared buffers a
+trial runs on), check.py (a trial's inputs and outputs against the reference), timing.py (the
+reference's and the empty calls' timed calls).
 """
-import importlib.util
 import os
 import sys
 import tempfile
@@ -13,404 +18,17 @@ import traceback
 
 import torch
 
-from . import contract, protocol, sandbox, transport
+from . import check, contract, protocol, sandbox, timing, transport
 from .channel import Channel
-from .common import Perturber, as_list, device_sync, load_extension, parse_fd, redirect_output
+from .common import device_sync, load_extension, parse_fd, redirect_output
+from .problem import Problem
+from .slots import Memory, tensor_bytes
 
 native = None
 
-# Default tolerances per dtype (DESIGN.md); the supervisor may override them.
-TOLERANCE = {"float32": 1e-4, "float64": 1e-7, "float16": 1e-2, "bfloat16": 1e-2}
-
-# The memory model (docs/PROTOCOL.md, "Memory"). Between calls a slot holds only what the
-# candidate needs: its input buffers and the buffers its outputs go to. A slot whose pristine
-# inputs and reference outputs together take at most this share of the memory the judge plans
-# with keeps them too (one reference run per trial); a larger one draws its inputs again from
-# their seed and runs the reference when it checks (two reference runs, a fraction of the memory).
-KEEP_SHARE = 1 / 64
-# Cached blocks above this are handed back to the driver before a candidate runs: it is another
-# process, and cannot use what this one's allocator keeps.
-CACHE_SLACK_BYTES = 1 << 30
 # Loaded problems' models (parameters and buffers) together stay under this share; the least
 # recently used are set aside and loaded again when next asked for.
 MODELS_SHARE = 1 / 8
-# Failure details of large outputs are computed this many elements at a time, in float64.
-COMPARE_CHUNK = 1 << 24
-# The input contract (contract.py) is inferred from this many seeded draws of get_inputs(): the
-# load's own draw (seed init_seed + 1) and draws at init_seed + 3, + 4, ... (+ 2 is the shape
-# variants' check), one at a time.
-CONTRACT_DRAWS = 4
-
-
-def _nbytes(values):
-    return sum(x.numel() * x.element_size() for x in values if isinstance(x, torch.Tensor))
-
-
-class Memory:
-    """What the judge plans with: the device's free memory (or a budget that caps it, for tests
-    and shared GPUs: $KFORGE_DEVICE_MEMORY_BUDGET bytes), and the peak it held."""
-
-    def __init__(self, device, exporter):
-        self.device = torch.device(device)
-        self.exporter = exporter  # its shared buffers are outside PyTorch's allocator
-        self.budget = int(os.environ.get("KFORGE_DEVICE_MEMORY_BUDGET", "0") or 0)
-        self.held = 0  # CPU: bytes of the slots' tensors (no allocator to ask)
-        self.peak = 0
-
-    def cuda(self):
-        return self.device.type == "cuda"
-
-    def allocated(self):
-        """Device memory the judge holds: PyTorch's tensors and the shared buffers."""
-        return torch.cuda.memory_allocated(self.device) + self.exporter.shared_bytes
-
-    def free_bytes(self):
-        """What the judge may still use: the budget less what it holds, or the device's free
-        memory (cached blocks count as free: they are handed back before a candidate runs)."""
-        if self.cuda():
-            free, _total = torch.cuda.mem_get_info(self.device)
-            free += torch.cuda.memory_reserved(self.device) - torch.cuda.memory_allocated(self.device)
-            if self.budget:
-                free = min(free, self.budget - self.allocated())
-            return max(int(free), 0)
-        if self.budget:
-            return max(self.budget - self.held, 0)
-        return 0  # unknown: the host's memory is not the judge's to plan
-
-    def plan_bytes(self):
-        """The memory the judge plans a slot's keep-or-redraw choice with."""
-        if self.cuda():
-            _free, total = torch.cuda.mem_get_info(self.device)
-            return min(total, self.budget) if self.budget else total
-        return self.budget
-
-    def take(self, nbytes):
-        """Accounts bytes the judge's slots hold (CPU); refuses past the budget as an
-        out-of-memory would."""
-        if self.cuda():
-            self.note_peak()
-            return
-        if self.budget and self.held + nbytes > self.budget:
-            raise MemoryError("kforge's judge would hold %d bytes, over its memory budget of %d"
-                              % (self.held + nbytes, self.budget))
-        self.held += nbytes
-        self.peak = max(self.peak, self.held)
-
-    def note_peak(self):
-        # PyTorch's peak plus the shared buffers now: close, as both peak while a trial is set.
-        self.peak = max(self.peak, torch.cuda.max_memory_allocated(self.device)
-                        + self.exporter.shared_bytes)
-
-    def give(self, nbytes):
-        if not self.cuda():
-            self.held = max(self.held - nbytes, 0)
-
-    def settle(self):
-        """Before a candidate runs: the peak so far noted, spare cached blocks handed back."""
-        if not self.cuda():
-            return
-        self.note_peak()
-        # Memory PyTorch itself shared (before the helper was loaded) is freed only once torch
-        # learns the receiver let go; a killed candidate never says so (see transport.Exporter).
-        torch.cuda.ipc_collect()
-        spare = torch.cuda.memory_reserved(self.device) - torch.cuda.memory_allocated(self.device)
-        if spare > CACHE_SLACK_BYTES:
-            torch.cuda.empty_cache()
-
-
-def _device_ctx(device):
-    # torch >= 2.0 can make factory functions allocate on the device directly.
-    if hasattr(torch, "device") and hasattr(torch.device(device), "__enter__"):
-        return torch.device(device)
-    return None
-
-
-class Slot:
-    """One set of shared buffers: the candidate's inputs and the outputs it must write, and how
-    to get the pristine inputs and reference outputs back (kept, or drawn again)."""
-
-    def __init__(self, exporter, inputs, refs, memory):
-        self.exporter = exporter
-        self.memory = memory
-        self.in_bufs, self.in_descs = [], []
-        for x in inputs:
-            if isinstance(x, torch.Tensor):
-                t, d = exporter.new(x.shape, x.dtype)
-                self.in_bufs.append(t)
-                self.in_descs.append({"tensor": d})
-            else:
-                self.in_bufs.append(x)
-                self.in_descs.append({"value": x})
-        self.out_bufs, self.out_descs = [], []
-        for r in refs:
-            t, d = exporter.new(r.shape, r.dtype)
-            self.out_bufs.append(t)
-            self.out_descs.append(d)
-        self.signature = self._signature(inputs, refs)
-        self.buffer_bytes = _nbytes(self.in_bufs) + _nbytes(self.out_bufs)
-        memory.take(self.buffer_bytes)
-        self.recipe = None  # how the inputs were drawn: Problem.inputs_of(recipe) redraws them
-        self.kept = None  # (pristine inputs, reference outputs) when small enough to keep
-        self.kept_bytes = 0
-        self.swapped = False  # a swapped trial: a wrong answer may be the unswapped inputs' one
-
-    @staticmethod
-    def _signature(inputs, refs):
-        def sig(x):
-            if isinstance(x, torch.Tensor):
-                return ("t", tuple(x.shape), str(x.dtype))
-            return ("v", repr(x))
-        return tuple(sig(x) for x in inputs), tuple(sig(r) for r in refs)
-
-    def fill(self, inputs, refs, recipe, keep):
-        """Lays `inputs` into the buffers; keeps a pristine copy and `refs` only if `keep`."""
-        self.recipe = recipe
-        self.swapped = bool(recipe.get("swap_seed"))
-        self.drop()
-        for buf, x in zip(self.in_bufs, inputs):
-            if isinstance(x, torch.Tensor):
-                buf.copy_(x)
-        if keep:
-            pristine = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-            self.kept_bytes = _nbytes(pristine) + _nbytes(refs)
-            self.memory.take(self.kept_bytes)
-            self.kept = (pristine, refs)
-        self.poison()
-
-    def drop(self):
-        if self.kept is not None:
-            self.memory.give(self.kept_bytes)
-        self.kept, self.kept_bytes = None, 0
-
-    def poison(self):
-        for t in self.out_bufs:
-            transport.poison(t)
-        device_sync(self.out_bufs[0].device if self.out_bufs else "cpu")
-
-    def describe(self):
-        return {"inputs": self.in_descs, "outputs": self.out_descs}
-
-    def release(self):
-        self.drop()
-        self.memory.give(self.buffer_bytes)
-        for d in self.in_descs:
-            if "tensor" in d:
-                self.exporter.release(d["tensor"])
-        for d in self.out_descs:
-            self.exporter.release(d)
-
-
-class Problem:
-    def __init__(self, msg, device, exporter, memory):
-        self.id = msg["id"]
-        self.msg = msg
-        self.memory = memory
-        self.device = torch.device(device)
-        self.exporter = exporter
-        spec = importlib.util.spec_from_file_location("kforge_problem_%d" % id(self), msg["path"])
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        self.module = module
-        for name in ("Model", "get_inputs", "get_init_inputs"):
-            if not hasattr(module, name):
-                raise ValueError("problem %s defines no %s" % (msg["path"], name))
-        self.init_seed = int(msg["init_seed"])
-        torch.manual_seed(self.init_seed)
-        self.init_inputs = list(module.get_init_inputs())
-        torch.manual_seed(self.init_seed)
-        self.model = module.Model(*self.init_inputs).to(self.device)
-        self.model_bytes = _nbytes(list(self.model.parameters()) + list(self.model.buffers()))
-        self.compiled = None
-        self.compile_error = None
-        self.slots = {}
-        # The invariants of the problem's inputs (contract.py), kept in the load message so a
-        # problem loaded again after being set aside does not draw them again.
-        self._contract = msg.get("contract")
-        # Other sizes the problem declares valid (H19): module globals to set while drawing,
-        # e.g. KFORGE_SHAPE_VARIANTS = [{"batch_size": 3, "dim": 1000}].
-        self.variants = list(getattr(module, "KFORGE_SHAPE_VARIANTS", []) or [])
-        for i, v in enumerate(self.variants):
-            if not isinstance(v, dict) or not all(hasattr(module, k) for k in v):
-                raise ValueError("KFORGE_SHAPE_VARIANTS[%d] must be a dict of the problem's own "
-                                 "module globals, got %r" % (i, v))
-
-    def _get_inputs(self, variant):
-        saved = {}
-        if variant is not None:
-            for k, v in self.variants[variant].items():
-                saved[k] = getattr(self.module, k)
-                setattr(self.module, k, v)
-        try:
-            ctx = _device_ctx(self.device)
-            if ctx is not None:
-                with ctx:
-                    return list(self.module.get_inputs())
-            return list(self.module.get_inputs())
-        finally:
-            for k, v in saved.items():
-                setattr(self.module, k, v)
-
-    def contract(self, first_facts=None):
-        """The input contract (contract.py): per input, the invariants every one of
-        CONTRACT_DRAWS seeded draws satisfies, drawn one at a time. `first_facts` is what the
-        draw at init_seed + 1 showed when the caller has it (the load's own draw, not made
-        again)."""
-        if self._contract is None:
-            facts = []
-            for k in range(CONTRACT_DRAWS):
-                if k == 0 and first_facts is not None:
-                    facts.append(first_facts)
-                    continue
-                seed = self.init_seed + (1 if k == 0 else k + 2)
-                torch.manual_seed(seed)
-                inputs = self._get_inputs(None)
-                facts.append(contract.facts_of(inputs))
-                del inputs
-            self._contract = contract.infer_from(facts)
-            self.msg["contract"] = self._contract
-        return self._contract
-
-    def signed_skip(self):
-        """Why the signed trial does not run (no input may take signed values), or None."""
-        c = self.contract()
-        return None if any(contract.can_sign(x) for x in c) else contract.why_unsigned(c)
-
-    def draw(self, seed, signed, variant=None):
-        torch.manual_seed(seed)
-        inputs = self._get_inputs(variant)
-        inputs = [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in inputs]
-        if signed:
-            # Values of both signs where the problem's contract allows them: catches kernels
-            # that only work on part of the inputs the problem can produce. Inputs that are
-            # non-negative (integral, ...) in every draw keep this fresh draw's own values.
-            signed_inputs = contract.signed(inputs, self.contract())
-            if signed_inputs is not None:
-                inputs = signed_inputs
-        return inputs
-
-    def inputs_of(self, recipe):
-        """The inputs a recipe names: a seeded draw, signed or of a shape variant, with a few
-        values swapped for a swapped trial. The same recipe gives the same inputs again."""
-        variant = recipe.get("variant")
-        inputs = self.draw(int(recipe["seed"]), bool(recipe.get("signed")),
-                           None if variant is None else int(variant))
-        if recipe.get("swap_seed"):
-            inputs = swap_some(inputs, recipe["swap_seed"], self.contract())
-        return inputs
-
-    def reference(self, inputs, copy=True):
-        """The reference outputs; on copies of the inputs unless `copy` is False (the caller
-        then no longer needs them as they were: a reference may write into its inputs)."""
-        copies = [x.clone() if copy and isinstance(x, torch.Tensor) else x for x in inputs]
-        with torch.no_grad():
-            refs = as_list(self.model(*copies))
-        for r in refs:
-            if not isinstance(r, torch.Tensor):
-                raise ValueError("the reference returned a %s, not a tensor" % type(r).__name__)
-        return [r.detach().clone() if copy else r.detach() for r in refs]
-
-    def slot(self, name, inputs, refs, recipe):
-        slot = self.slots.get(name)
-        sig = Slot._signature(inputs, refs)
-        if slot is None or slot.signature != sig:
-            if slot is not None:
-                slot.release()
-            slot = Slot(self.exporter, inputs, refs, self.memory)
-            self.slots[name] = slot
-        keep = _nbytes(inputs) + _nbytes(refs) <= KEEP_SHARE * self.memory.plan_bytes() \
-            or self.memory.plan_bytes() == 0
-        slot.fill(inputs, refs, recipe, keep)
-        return slot
-
-    def release(self):
-        for s in self.slots.values():
-            s.release()
-        self.slots = {}
-
-
-def swap_some(inputs, seed, input_contract=None, pairs=16):
-    """A few pairs of values swapped in each input, inside its contract (contract.swap_some)."""
-    return contract.swap_some(inputs, seed, input_contract, pairs)
-
-
-def _finite(refs):
-    return all(bool(torch.isfinite(r).all()) for r in refs if r.is_floating_point())
-
-
-def compare(out, ref, atol, rtol):
-    """Compare one output with its reference; returns (ok, facts). Works through both in chunks
-    of COMPARE_CHUNK elements, so checking a multi-GiB output needs little more memory."""
-    if out.shape != ref.shape:
-        raise ValueError("output shape %s, reference %s" % (tuple(out.shape), tuple(ref.shape)))
-    o_flat, r_flat = out.reshape(-1), ref.reshape(-1)
-    n = r_flat.numel()
-    if ref.is_floating_point() and out.dtype == ref.dtype:
-        # One pass for the common case; the detailed account below only for failures. A match
-        # still reports its largest errors (the verdict's trial records: how close it came).
-        good = True
-        max_abs = max_rel = 0.0
-        for at in range(0, n, COMPARE_CHUNK):
-            o, r = o_flat[at:at + COMPARE_CHUNK], r_flat[at:at + COMPARE_CHUNK]
-            finite_ok = bool((torch.isfinite(o) | ~torch.isfinite(r)).all())
-            if not (finite_ok and torch.allclose(o, r, rtol=rtol, atol=atol, equal_nan=True)):
-                good = False
-                break
-            if o.numel():
-                if o.element_size() < 4:  # half and bfloat16: the errors in float32
-                    o, r = o.float(), r.float()
-                both = torch.isfinite(o) & torch.isfinite(r)
-                d = torch.where(both, (o - r).abs(), torch.zeros_like(o))
-                max_abs = max(max_abs, float(d.max()))
-                max_rel = max(max_rel, float((d / r.abs().clamp_min(1e-12)).max()))
-        if good:
-            return True, {"bad_elements": 0, "elements": int(n), "max_abs_err": max_abs,
-                          "max_rel_err": max_rel}
-    facts = {"bad_elements": 0, "elements": int(n)}
-    if ref.is_floating_point():
-        facts.update({"max_abs_err": 0.0, "max_rel_err": 0.0, "nonfinite_where_ref_finite": 0})
-    first_bad = None
-    for at in range(0, n, COMPARE_CHUNK):
-        o, r = o_flat[at:at + COMPARE_CHUNK], r_flat[at:at + COMPARE_CHUNK]
-        bad = _account(o, r, atol, rtol, facts)
-        nbad = int(bad.sum())
-        facts["bad_elements"] += nbad
-        if nbad and first_bad is None:
-            k = int(bad.nonzero()[0])
-            first_bad = (at + k, o[k], r[k])
-    if first_bad is not None:
-        flat, got, want = first_bad
-        idx = []
-        for dim in reversed(ref.shape):
-            idx.append(flat % dim)
-            flat //= dim
-        idx.reverse()
-        facts["first_bad_index"] = idx
-        facts["first_bad_got"] = float(got)
-        facts["first_bad_expected"] = float(want)
-    return facts["bad_elements"] == 0, facts
-
-
-def _account(o, r, atol, rtol, facts):
-    """The bad elements of one chunk; folds its error maxima into `facts`."""
-    o = o.double() if o.is_floating_point() else o
-    r = r.double() if r.is_floating_point() else r
-    if not r.is_floating_point():
-        return o != r
-    finite_ref = torch.isfinite(r)
-    diff = (o - r).abs()
-    bad = ~(diff <= atol + rtol * r.abs())
-    # Non-finite values must match exactly (same inf, NaN where the reference has NaN).
-    same_nonfinite = (~finite_ref) & ((o == r) | (torch.isnan(o) & torch.isnan(r)))
-    bad = bad & ~same_nonfinite
-    finite_both = finite_ref & torch.isfinite(o)
-    if diff.numel():
-        d = torch.where(finite_both, diff, torch.zeros_like(diff))
-        rel = d / r.abs().clamp_min(1e-12)
-        facts["max_abs_err"] = max(facts["max_abs_err"], float(d.max()))
-        facts["max_rel_err"] = max(facts["max_rel_err"],
-                                   float(torch.where(finite_both, rel, torch.zeros_like(rel)).max()))
-    facts["nonfinite_where_ref_finite"] += int((finite_ref & ~torch.isfinite(o)).sum())
-    return bad
 
 
 class Judge:
@@ -496,18 +114,13 @@ class Judge:
         self.problem_slots_released()
         p = self._load(msg)
         inputs = p.draw(int(msg["init_seed"]) + 1, False)
-        in_meta, in_bytes = [_meta(x) for x in inputs], _nbytes(inputs)
+        in_meta, in_bytes = [_meta(x) for x in inputs], tensor_bytes(inputs)
         first_facts = contract.facts_of(inputs)  # small: samples only
         refs = p.reference(inputs, copy=False)
-        out_meta, out_bytes = [_meta(r) for r in refs], _nbytes(refs)
+        out_meta, out_bytes = [_meta(r) for r in refs], tensor_bytes(refs)
         del inputs, refs
         p.contract(first_facts=first_facts)  # its other draws one at a time, this one freed
-        for i in range(len(p.variants)):
-            try:
-                p.reference(p.draw(int(msg["init_seed"]) + 2, False, i), copy=False)
-            except Exception as e:
-                raise ValueError("the reference fails on KFORGE_SHAPE_VARIANTS[%d] %r: %s"
-                                 % (i, p.variants[i], e))
+        p.check_variants()
         self.memory.settle()
         return {"ok": True, "init_inputs": p.init_inputs, "inputs": in_meta, "outputs": out_meta,
                 "shape_variants": [{k: repr(v) for k, v in d.items()} for d in p.variants],
@@ -541,7 +154,7 @@ class Judge:
             p.slots[msg["slot"]].drop()  # its kept copies are stale: room for this draw
         # The inputs are laid into the slot's buffers before the reference may write into them.
         refs = p.reference(inputs)
-        if msg.get("signed") and not _finite(refs):
+        if msg.get("signed") and not check.finite(refs):
             return {"ok": True, "skip": "the reference is not finite on signed inputs"}
         slot = p.slot(msg["slot"], inputs, refs, recipe)
         del inputs, refs
@@ -562,114 +175,15 @@ class Judge:
         p = self.problem(msg["problem"])
         slot = p.slots[msg["slot"]]
         device_sync(self.device)
-        reply = self._check(p, slot, msg)
+        reply = check.check_trial(p, slot, msg)
         slot.poison()
         self.memory.settle()
         return reply
 
-    def _check(self, p, slot, msg):
-        # The pristine inputs (kept, or drawn again from the slot's recipe), and the reference
-        # outputs when kept; otherwise the reference runs after the inputs are checked.
-        expected_inputs, refs = slot.kept if slot.kept is not None else (p.inputs_of(slot.recipe), None)
-        if msg.get("perturb"):
-            # Timed outputs: the last timed call saw the inputs of its own index.
-            perturb = msg["perturb"]
-            expected_inputs = Perturber(expected_inputs, perturb["seed"]).inputs(int(perturb["index"]))
-            refs = None
-        for i, (buf, orig) in enumerate(zip(slot.in_bufs, expected_inputs)):
-            if isinstance(orig, torch.Tensor) and not torch.equal(buf, orig):
-                return {"ok": True, "pass": False, "rule": "H09", "code": "input_mutated",
-                        "message": "the candidate changed input %d in place" % i}
-        if refs is None:
-            refs = p.reference(expected_inputs, copy=False)
-        results = []
-        ok = True
-        for i, (buf, ref) in enumerate(zip(slot.out_bufs, refs)):
-            dt = transport.dtype_name(ref.dtype)
-            atol = float(msg.get("atol", {}).get(dt, TOLERANCE.get(dt, 0.0)))
-            rtol = float(msg.get("rtol", {}).get(dt, TOLERANCE.get(dt, 0.0)))
-            good, facts = compare(buf, ref, atol, rtol)
-            facts.update({"output": i, "atol": atol, "rtol": rtol, "pass": good})
-            results.append(facts)
-            ok = ok and good
-        del expected_inputs, refs
-        if not ok and slot.swapped and not msg.get("perturb"):
-            # Wrong, and exactly the answer to the inputs before a few values were swapped:
-            # an answer remembered from an earlier call.
-            unswapped = dict(slot.recipe, swap_seed=0)
-            replay_refs = p.reference(p.inputs_of(unswapped), copy=False)
-            if all(compare(buf, old, 0.0, 0.0)[0] for buf, old in zip(slot.out_bufs, replay_refs)):
-                return {"ok": True, "pass": False, "rule": "H06", "code": "replayed",
-                        "message": "after a few input values were swapped, the outputs were "
-                                   "exactly the answer to the earlier inputs: results are "
-                                   "remembered, not computed"}
-        return {"ok": True, "pass": ok, "outputs": results}
-
     def op_time(self, msg):
         p = self.problem(msg["problem"])
         slots = [p.slots[name] for name in msg["slots"]]
-        mode = msg["mode"]
-        if mode == "noop" and msg.get("outputs"):
-            # An empty call that returns fresh outputs the size of the reference's, written
-            # inside the timed call: what an honest candidate's outputs cost outside it
-            # (released after the next call, its pages given back) is then in the calibration.
-            # The lane subtracts the reported (in-timer) part.
-            like = slots[0].out_bufs
-
-            def fn(*args):
-                return [torch.empty_like(b).zero_() for b in like]
-        elif mode == "noop":
-            fn = _noop
-        elif mode == "eager":
-            fn = p.model
-        elif mode == "compile":
-            if p.compiled is None and p.compile_error is None:
-                if not hasattr(torch, "compile"):
-                    p.compile_error = "torch.compile is not available in PyTorch %s" % torch.__version__
-                else:
-                    p.compiled = torch.compile(p.model)
-            if p.compile_error:
-                return {"ok": True, "unavailable": p.compile_error}
-            fn = p.compiled
-        else:
-            return {"ok": False, "message": "unknown timing mode %r" % mode}
-        # The slots' buffers hold their pristine inputs: prepared, and no candidate has run on
-        # them since (the lane prepares the pool again for each candidate).
-        arg_sets = [list(s.in_bufs) for s in slots]
-        before = None
-        base = None
-        if mode == "noop" and msg.get("perturb_seed"):
-            # What an empty call costs when each is given fresh inputs, as candidates are: the
-            # same rewrite of a slot's buffers from a copy of its inputs. One slot serves every
-            # call (the cost is the same) and gets its inputs back afterwards, so the memory for
-            # one copy suffices.
-            target = arg_sets[0]
-            base = [x.clone() if isinstance(x, torch.Tensor) else x for x in target]
-            perturber = Perturber(base, msg["perturb_seed"])
-            arg_sets = [target] * len(arg_sets)
-
-            def before(slot, index):
-                perturber.apply(target, index)
-        try:
-            with torch.no_grad():
-                dev_ms, wall_ms, _, host_ms, hidden = native.run_batch(
-                    fn, arg_sets, int(msg["first"]), int(msg["iters"]),
-                    bool(msg.get("flush", True)), torch.device(self.device).type == "cuda",
-                    before, float(msg.get("delay_us", 0)))
-        except Exception as e:  # torch.compile failures are reported, not fatal
-            if mode == "compile":
-                p.compile_error = "torch.compile failed: %s" % str(e).splitlines()[0][:300]
-                return {"ok": True, "unavailable": p.compile_error}
-            raise
-        finally:
-            if base is not None:
-                for buf, x in zip(arg_sets[0], base):
-                    if isinstance(x, torch.Tensor):
-                        buf.copy_(x)
-                del base
-            self.memory.settle()
-        return {"ok": True, "device_ms": list(dev_ms), "wall_ms": list(wall_ms),
-                "host_ms": list(host_ms), "hidden": int(hidden)}
+        return timing.time_calls(native, p, slots, msg, self.device, self.memory)
 
     def op_gpu_state(self, msg):
         """The GPU's clocks, temperature, power and throttle reasons now (NVML), recorded
@@ -715,10 +229,6 @@ class Judge:
                 os.rmdir(self.shm_dir)
             except OSError:
                 pass
-
-
-def _noop(*args):
-    return None
 
 
 def _meta(x):

@@ -42,7 +42,7 @@ import torch
 from . import contract
 from .common import as_list
 
-# The judge's default tolerances (judge.TOLERANCE); atol = rtol.
+# The judge's default tolerances (check.TOLERANCE); atol = rtol.
 TOLERANCE = {torch.float32: 1e-4, torch.float64: 1e-7, torch.float16: 1e-2, torch.bfloat16: 1e-2}
 INIT_SEED = 1234
 DRAW_SEEDS = (11, 22, 33)

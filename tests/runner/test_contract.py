@@ -14,7 +14,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "runner"))
 
 import torch  # noqa: E402
 
-from kforge_runner import contract, judge  # noqa: E402
+from kforge_runner import contract, judge, problem  # noqa: E402
 
 
 def draws(make, n=4):
@@ -182,7 +182,7 @@ class JudgeTrialsTest(unittest.TestCase):
     def test_the_contract_survives_a_reload(self):
         pid, p = self.load("torch.rand(8, 64)", "torch.rand(64, 4)")
         self.assertIn("contract", p.msg)
-        q = judge.Problem(p.msg, "cpu", self.j.exporter, self.j.memory)
+        q = problem.Problem(p.msg, "cpu", self.j.exporter, self.j.memory)
         self.assertEqual(q.contract(), p.contract())
 
 

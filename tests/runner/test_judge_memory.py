@@ -1,5 +1,5 @@
-"""Tests for the judge's memory model (runner/kforge_runner/judge.py, docs/PROTOCOL.md "Memory")
-on the CPU: comparisons in chunks agree with one pass, the timed-input rewrite of a large input
+"""Tests for the judge's memory model (runner/kforge_runner/judge.py, slots.py and check.py;
+docs/PROTOCOL.md "Memory") on the CPU: comparisons in chunks agree with one pass, the timed-input rewrite of a large input
 is the same in the candidate and the judge, big slots keep no copies, and loaded problems'
 models are set aside under a memory budget and come back with the same weights.
 Run with /usr/bin/python3 -m unittest discover -s tests/runner (needs torch)."""
@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "runner"))
 
 import torch  # noqa: E402
 
-from kforge_runner import common, judge  # noqa: E402
+from kforge_runner import check, common, judge  # noqa: E402
 
 PROBLEM = '''
 import torch
@@ -47,9 +47,9 @@ class CompareTest(unittest.TestCase):
         out[3, 7] += 1.0
         out[20, 1] = float("nan")
         out[30, 50] -= 0.5
-        whole = judge.compare(out, ref, 1e-4, 1e-4)
-        with mock.patch.object(judge, "COMPARE_CHUNK", 64):
-            chunked = judge.compare(out, ref, 1e-4, 1e-4)
+        whole = check.compare(out, ref, 1e-4, 1e-4)
+        with mock.patch.object(check, "COMPARE_CHUNK", 64):
+            chunked = check.compare(out, ref, 1e-4, 1e-4)
         self.assertFalse(whole[0])
         self.assertEqual(whole, chunked)
         self.assertEqual(chunked[1]["bad_elements"], 3)
@@ -58,16 +58,16 @@ class CompareTest(unittest.TestCase):
 
     def test_a_match_passes_in_chunks(self):
         ref = torch.randn(1000)
-        with mock.patch.object(judge, "COMPARE_CHUNK", 7):
-            self.assertTrue(judge.compare(ref.clone(), ref, 1e-4, 1e-4)[0])
+        with mock.patch.object(check, "COMPARE_CHUNK", 7):
+            self.assertTrue(check.compare(ref.clone(), ref, 1e-4, 1e-4)[0])
 
     def test_a_match_reports_its_largest_errors(self):
         ref = torch.ones(1000)
         out = ref.clone()
         out[10] += 5e-5
         out[900] -= 2e-5
-        with mock.patch.object(judge, "COMPARE_CHUNK", 64):
-            ok, facts = judge.compare(out, ref, 1e-4, 1e-4)
+        with mock.patch.object(check, "COMPARE_CHUNK", 64):
+            ok, facts = check.compare(out, ref, 1e-4, 1e-4)
         self.assertTrue(ok)
         self.assertAlmostEqual(facts["max_abs_err"], 5e-5, delta=1e-6)
         self.assertAlmostEqual(facts["max_rel_err"], 5e-5, delta=1e-6)

@@ -1,0 +1,148 @@
+"""The judge's check of one trial: the candidate's inputs unchanged, and each output it wrote
+within tolerance of the reference's (per dtype; NaN and Inf only where the reference has them).
+"""
+import torch
+
+from . import transport
+from .common import Perturber
+
+# Default tolerances per dtype (DESIGN.md); the supervisor may override them.
+TOLERANCE = {"float32": 1e-4, "float64": 1e-7, "float16": 1e-2, "bfloat16": 1e-2}
+# Failure details of large outputs are computed this many elements at a time, in float64.
+COMPARE_CHUNK = 1 << 24
+
+
+def check_trial(problem, slot, msg):
+    """The reply to a check of `slot` (a prepared trial the candidate has run on): H09 when an
+    input changed, H06 when a swapped trial's outputs answer the inputs before the swap."""
+    perturb = msg.get("perturb")
+    # The pristine inputs (kept, or drawn again from the slot's recipe), and the reference
+    # outputs when kept; otherwise the reference runs after the inputs are checked.
+    if slot.kept is not None:
+        expected_inputs, refs = slot.kept
+    else:
+        expected_inputs, refs = problem.inputs_of(slot.recipe), None
+    if perturb:
+        # Timed outputs: the last timed call saw the inputs of its own index.
+        expected_inputs = Perturber(expected_inputs, perturb["seed"]).inputs(int(perturb["index"]))
+        refs = None
+    for i, (buf, orig) in enumerate(zip(slot.in_bufs, expected_inputs)):
+        if isinstance(orig, torch.Tensor) and not torch.equal(buf, orig):
+            return {"ok": True, "pass": False, "rule": "H09", "code": "input_mutated",
+                    "message": "the candidate changed input %d in place" % i}
+    if refs is None:
+        refs = problem.reference(expected_inputs, copy=False)
+    ok, results = _compare_outputs(slot.out_bufs, refs, msg)
+    del expected_inputs, refs
+    if not ok and slot.swapped and not perturb and _replayed(problem, slot):
+        return {"ok": True, "pass": False, "rule": "H06", "code": "replayed",
+                "message": "after a few input values were swapped, the outputs were "
+                           "exactly the answer to the earlier inputs: results are "
+                           "remembered, not computed"}
+    return {"ok": True, "pass": ok, "outputs": results}
+
+
+def _compare_outputs(outs, refs, msg):
+    """Each output against its reference with the request's tolerances for its dtype (TOLERANCE
+    where the request names none); returns (all passed, each output's facts)."""
+    results = []
+    ok = True
+    for i, (buf, ref) in enumerate(zip(outs, refs)):
+        dt = transport.dtype_name(ref.dtype)
+        atol = float(msg.get("atol", {}).get(dt, TOLERANCE.get(dt, 0.0)))
+        rtol = float(msg.get("rtol", {}).get(dt, TOLERANCE.get(dt, 0.0)))
+        good, facts = compare(buf, ref, atol, rtol)
+        facts.update({"output": i, "atol": atol, "rtol": rtol, "pass": good})
+        results.append(facts)
+        ok = ok and good
+    return ok, results
+
+
+def _replayed(problem, slot):
+    """Whether the outputs are exactly the answer to the inputs before a few values were
+    swapped: an answer remembered from an earlier call."""
+    unswapped = dict(slot.recipe, swap_seed=0)
+    replay_refs = problem.reference(problem.inputs_of(unswapped), copy=False)
+    return all(compare(buf, old, 0.0, 0.0)[0] for buf, old in zip(slot.out_bufs, replay_refs))
+
+
+def finite(refs):
+    """Whether every floating-point reference output is finite."""
+    return all(bool(torch.isfinite(r).all()) for r in refs if r.is_floating_point())
+
+
+def compare(out, ref, atol, rtol):
+    """Compare one output with its reference; returns (ok, facts). Works through both in chunks
+    of COMPARE_CHUNK elements, so checking a multi-GiB output needs little more memory."""
+    if out.shape != ref.shape:
+        raise ValueError("output shape %s, reference %s" % (tuple(out.shape), tuple(ref.shape)))
+    o_flat, r_flat = out.reshape(-1), ref.reshape(-1)
+    n = r_flat.numel()
+    if ref.is_floating_point() and out.dtype == ref.dtype:
+        # One pass for the common case; the detailed account below only for failures. A match
+        # still reports its largest errors (the verdict's trial records: how close it came).
+        good = True
+        max_abs = max_rel = 0.0
+        for at in range(0, n, COMPARE_CHUNK):
+            o, r = o_flat[at:at + COMPARE_CHUNK], r_flat[at:at + COMPARE_CHUNK]
+            finite_ok = bool((torch.isfinite(o) | ~torch.isfinite(r)).all())
+            if not (finite_ok and torch.allclose(o, r, rtol=rtol, atol=atol, equal_nan=True)):
+                good = False
+                break
+            if o.numel():
+                if o.element_size() < 4:  # half and bfloat16: the errors in float32
+                    o, r = o.float(), r.float()
+                both = torch.isfinite(o) & torch.isfinite(r)
+                d = torch.where(both, (o - r).abs(), torch.zeros_like(o))
+                max_abs = max(max_abs, float(d.max()))
+                max_rel = max(max_rel, float((d / r.abs().clamp_min(1e-12)).max()))
+        if good:
+            return True, {"bad_elements": 0, "elements": int(n), "max_abs_err": max_abs,
+                          "max_rel_err": max_rel}
+    facts = {"bad_elements": 0, "elements": int(n)}
+    if ref.is_floating_point():
+        facts.update({"max_abs_err": 0.0, "max_rel_err": 0.0, "nonfinite_where_ref_finite": 0})
+    first_bad = None
+    for at in range(0, n, COMPARE_CHUNK):
+        o, r = o_flat[at:at + COMPARE_CHUNK], r_flat[at:at + COMPARE_CHUNK]
+        bad = _account(o, r, atol, rtol, facts)
+        nbad = int(bad.sum())
+        facts["bad_elements"] += nbad
+        if nbad and first_bad is None:
+            k = int(bad.nonzero()[0])
+            first_bad = (at + k, o[k], r[k])
+    if first_bad is not None:
+        flat, got, want = first_bad
+        idx = []
+        for dim in reversed(ref.shape):
+            idx.append(flat % dim)
+            flat //= dim
+        idx.reverse()
+        facts["first_bad_index"] = idx
+        facts["first_bad_got"] = float(got)
+        facts["first_bad_expected"] = float(want)
+    return facts["bad_elements"] == 0, facts
+
+
+def _account(o, r, atol, rtol, facts):
+    """The bad elements of one chunk; folds its error maxima into `facts`."""
+    o = o.double() if o.is_floating_point() else o
+    r = r.double() if r.is_floating_point() else r
+    if not r.is_floating_point():
+        return o != r
+    finite_ref = torch.isfinite(r)
+    diff = (o - r).abs()
+    bad = ~(diff <= atol + rtol * r.abs())
+    # Non-finite values must match exactly (same inf, NaN where the reference has NaN).
+    same_nonfinite = (~finite_ref) & ((o == r) | (torch.isnan(o) & torch.isnan(r)))
+    bad = bad & ~same_nonfinite
+    finite_both = finite_ref & torch.isfinite(o)
+    if diff.numel():
+        d = torch.where(finite_both, diff, torch.zeros_like(diff))
+        rel = d / r.abs().clamp_min(1e-12)
+        facts["max_abs_err"] = max(facts["max_abs_err"], float(d.max()))
+        facts["max_rel_err"] = max(facts["max_rel_err"],
+                                   float(torch.where(finite_both, rel, torch.zeros_like(rel)).max()))
+    facts["nonfinite_where_ref_finite"] += int((finite_ref & ~torch.isfinite(o)).sum())
+    return bad
+

@@ -1,0 +1,165 @@
+"""A problem as the judge holds it: its module and model, the inputs it draws (seeded, signed,
+of a shape variant, with a few values swapped), its input contract (contract.py), its reference
+outputs, and the slots its trials run on (slots.py).
+"""
+import importlib.util
+
+import torch
+
+from . import contract
+from .common import as_list
+from .slots import KEEP_SHARE, Slot, tensor_bytes
+
+# The input contract (contract.py) is inferred from this many seeded draws of get_inputs(): the
+# load's own draw (seed init_seed + 1) and draws at init_seed + 3, + 4, ... (+ 2 is the shape
+# variants' check), one at a time.
+CONTRACT_DRAWS = 4
+
+
+def _device_ctx(device):
+    # torch >= 2.0 can make factory functions allocate on the device directly.
+    if hasattr(torch, "device") and hasattr(torch.device(device), "__enter__"):
+        return torch.device(device)
+    return None
+
+
+class Problem:
+    """One loaded problem; `msg` is its load_problem request (id, path, init_seed, and its input
+    contract once inferred), kept to load it again after its model was set aside."""
+
+    def __init__(self, msg, device, exporter, memory):
+        self.id = msg["id"]
+        self.msg = msg
+        self.memory = memory
+        self.device = torch.device(device)
+        self.exporter = exporter
+        spec = importlib.util.spec_from_file_location("kforge_problem_%d" % id(self), msg["path"])
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        self.module = module
+        for name in ("Model", "get_inputs", "get_init_inputs"):
+            if not hasattr(module, name):
+                raise ValueError("problem %s defines no %s" % (msg["path"], name))
+        self.init_seed = int(msg["init_seed"])
+        torch.manual_seed(self.init_seed)
+        self.init_inputs = list(module.get_init_inputs())
+        torch.manual_seed(self.init_seed)
+        self.model = module.Model(*self.init_inputs).to(self.device)
+        self.model_bytes = tensor_bytes(list(self.model.parameters())
+                                        + list(self.model.buffers()))
+        self.compiled = None
+        self.compile_error = None
+        self.slots = {}
+        # The invariants of the problem's inputs (contract.py), kept in the load message so a
+        # problem loaded again after being set aside does not draw them again.
+        self._contract = msg.get("contract")
+        # Other sizes the problem declares valid (H19): module globals to set while drawing,
+        # e.g. KFORGE_SHAPE_VARIANTS = [{"batch_size": 3, "dim": 1000}].
+        self.variants = list(getattr(module, "KFORGE_SHAPE_VARIANTS", []) or [])
+        for i, v in enumerate(self.variants):
+            if not isinstance(v, dict) or not all(hasattr(module, k) for k in v):
+                raise ValueError("KFORGE_SHAPE_VARIANTS[%d] must be a dict of the problem's own "
+                                 "module globals, got %r" % (i, v))
+
+    def _get_inputs(self, variant):
+        saved = {}
+        if variant is not None:
+            for k, v in self.variants[variant].items():
+                saved[k] = getattr(self.module, k)
+                setattr(self.module, k, v)
+        try:
+            ctx = _device_ctx(self.device)
+            if ctx is not None:
+                with ctx:
+                    return list(self.module.get_inputs())
+            return list(self.module.get_inputs())
+        finally:
+            for k, v in saved.items():
+                setattr(self.module, k, v)
+
+    def contract(self, first_facts=None):
+        """The input contract (contract.py): per input, the invariants every one of
+        CONTRACT_DRAWS seeded draws satisfies, drawn one at a time. `first_facts` is what the
+        draw at init_seed + 1 showed when the caller has it (the load's own draw, not made
+        again)."""
+        if self._contract is None:
+            facts = []
+            for k in range(CONTRACT_DRAWS):
+                if k == 0 and first_facts is not None:
+                    facts.append(first_facts)
+                    continue
+                seed = self.init_seed + (1 if k == 0 else k + 2)
+                torch.manual_seed(seed)
+                inputs = self._get_inputs(None)
+                facts.append(contract.facts_of(inputs))
+                del inputs
+            self._contract = contract.infer_from(facts)
+            self.msg["contract"] = self._contract
+        return self._contract
+
+    def signed_skip(self):
+        """Why the signed trial does not run (no input may take signed values), or None."""
+        c = self.contract()
+        return None if any(contract.can_sign(x) for x in c) else contract.why_unsigned(c)
+
+    def check_variants(self):
+        """The reference must run on every shape variant (a draw at init_seed + 2); a
+        ValueError names the first it fails on."""
+        for i in range(len(self.variants)):
+            try:
+                self.reference(self.draw(self.init_seed + 2, False, i), copy=False)
+            except Exception as e:
+                raise ValueError("the reference fails on KFORGE_SHAPE_VARIANTS[%d] %r: %s"
+                                 % (i, self.variants[i], e))
+
+    def draw(self, seed, signed, variant=None):
+        torch.manual_seed(seed)
+        inputs = self._get_inputs(variant)
+        inputs = [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in inputs]
+        if signed:
+            # Values of both signs where the problem's contract allows them: catches kernels
+            # that only work on part of the inputs the problem can produce. Inputs that are
+            # non-negative (integral, ...) in every draw keep this fresh draw's own values.
+            signed_inputs = contract.signed(inputs, self.contract())
+            if signed_inputs is not None:
+                inputs = signed_inputs
+        return inputs
+
+    def inputs_of(self, recipe):
+        """The inputs a recipe names: a seeded draw, signed or of a shape variant, with a few
+        values swapped for a swapped trial. The same recipe gives the same inputs again."""
+        variant = recipe.get("variant")
+        inputs = self.draw(int(recipe["seed"]), bool(recipe.get("signed")),
+                           None if variant is None else int(variant))
+        if recipe.get("swap_seed"):
+            inputs = contract.swap_some(inputs, recipe["swap_seed"], self.contract())
+        return inputs
+
+    def reference(self, inputs, copy=True):
+        """The reference outputs; on copies of the inputs unless `copy` is False (the caller
+        then no longer needs them as they were: a reference may write into its inputs)."""
+        copies = [x.clone() if copy and isinstance(x, torch.Tensor) else x for x in inputs]
+        with torch.no_grad():
+            refs = as_list(self.model(*copies))
+        for r in refs:
+            if not isinstance(r, torch.Tensor):
+                raise ValueError("the reference returned a %s, not a tensor" % type(r).__name__)
+        return [r.detach().clone() if copy else r.detach() for r in refs]
+
+    def slot(self, name, inputs, refs, recipe):
+        slot = self.slots.get(name)
+        sig = Slot._signature(inputs, refs)
+        if slot is None or slot.signature != sig:
+            if slot is not None:
+                slot.release()
+            slot = Slot(self.exporter, inputs, refs, self.memory)
+            self.slots[name] = slot
+        keep = tensor_bytes(inputs) + tensor_bytes(refs) \
+            <= KEEP_SHARE * self.memory.plan_bytes() or self.memory.plan_bytes() == 0
+        slot.fill(inputs, refs, recipe, keep)
+        return slot
+
+    def release(self):
+        for s in self.slots.values():
+            s.release()
+        self.slots = {}

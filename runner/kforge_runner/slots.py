@@ -1,0 +1,173 @@
+"""The judge's memory and the shared buffers a trial runs on (docs/PROTOCOL.md, "Memory").
+
+`Memory` is what the judge plans with: the device's free memory, or a budget that caps it. A
+`Slot` is one set of shared buffers: the candidate's inputs and the outputs it must write, with
+the pristine inputs and reference outputs kept beside them when they are small enough.
+"""
+import os
+
+import torch
+
+from . import transport
+from .common import device_sync
+
+# The memory model (docs/PROTOCOL.md, "Memory"). Between calls a slot holds only what the
+# candidate needs: its input buffers and the buffers its outputs go to. A slot whose pristine
+# inputs and reference outputs together take at most this share of the memory the judge plans
+# with keeps them too (one reference run per trial); a larger one draws its inputs again from
+# their seed and runs the reference when it checks (two reference runs, a fraction of the memory).
+KEEP_SHARE = 1 / 64
+# Cached blocks above this are handed back to the driver before a candidate runs: it is another
+# process, and cannot use what this one's allocator keeps.
+CACHE_SLACK_BYTES = 1 << 30
+
+
+def tensor_bytes(values):
+    return sum(x.numel() * x.element_size() for x in values if isinstance(x, torch.Tensor))
+
+
+class Memory:
+    """What the judge plans with: the device's free memory (or a budget that caps it, for tests
+    and shared GPUs: $KFORGE_DEVICE_MEMORY_BUDGET bytes), and the peak it held."""
+
+    def __init__(self, device, exporter):
+        self.device = torch.device(device)
+        self.exporter = exporter  # its shared buffers are outside PyTorch's allocator
+        self.budget = int(os.environ.get("KFORGE_DEVICE_MEMORY_BUDGET", "0") or 0)
+        self.held = 0  # CPU: bytes of the slots' tensors (no allocator to ask)
+        self.peak = 0
+
+    def cuda(self):
+        return self.device.type == "cuda"
+
+    def allocated(self):
+        """Device memory the judge holds: PyTorch's tensors and the shared buffers."""
+        return torch.cuda.memory_allocated(self.device) + self.exporter.shared_bytes
+
+    def free_bytes(self):
+        """What the judge may still use: the budget less what it holds, or the device's free
+        memory (cached blocks count as free: they are handed back before a candidate runs)."""
+        if self.cuda():
+            free, _total = torch.cuda.mem_get_info(self.device)
+            free += torch.cuda.memory_reserved(self.device) - torch.cuda.memory_allocated(self.device)
+            if self.budget:
+                free = min(free, self.budget - self.allocated())
+            return max(int(free), 0)
+        if self.budget:
+            return max(self.budget - self.held, 0)
+        return 0  # unknown: the host's memory is not the judge's to plan
+
+    def plan_bytes(self):
+        """The memory the judge plans a slot's keep-or-redraw choice with."""
+        if self.cuda():
+            _free, total = torch.cuda.mem_get_info(self.device)
+            return min(total, self.budget) if self.budget else total
+        return self.budget
+
+    def take(self, nbytes):
+        """Accounts bytes the judge's slots hold (CPU); refuses past the budget as an
+        out-of-memory would."""
+        if self.cuda():
+            self.note_peak()
+            return
+        if self.budget and self.held + nbytes > self.budget:
+            raise MemoryError("kforge's judge would hold %d bytes, over its memory budget of %d"
+                              % (self.held + nbytes, self.budget))
+        self.held += nbytes
+        self.peak = max(self.peak, self.held)
+
+    def note_peak(self):
+        # PyTorch's peak plus the shared buffers now: close, as both peak while a trial is set.
+        self.peak = max(self.peak, torch.cuda.max_memory_allocated(self.device)
+                        + self.exporter.shared_bytes)
+
+    def give(self, nbytes):
+        if not self.cuda():
+            self.held = max(self.held - nbytes, 0)
+
+    def settle(self):
+        """Before a candidate runs: the peak so far noted, spare cached blocks handed back."""
+        if not self.cuda():
+            return
+        self.note_peak()
+        # Memory PyTorch itself shared (before the helper was loaded) is freed only once torch
+        # learns the receiver let go; a killed candidate never says so (see transport.Exporter).
+        torch.cuda.ipc_collect()
+        spare = torch.cuda.memory_reserved(self.device) - torch.cuda.memory_allocated(self.device)
+        if spare > CACHE_SLACK_BYTES:
+            torch.cuda.empty_cache()
+
+
+class Slot:
+    """One set of shared buffers: the candidate's inputs and the outputs it must write, and how
+    to get the pristine inputs and reference outputs back (kept, or drawn again)."""
+
+    def __init__(self, exporter, inputs, refs, memory):
+        self.exporter = exporter
+        self.memory = memory
+        self.in_bufs, self.in_descs = [], []
+        for x in inputs:
+            if isinstance(x, torch.Tensor):
+                t, d = exporter.new(x.shape, x.dtype)
+                self.in_bufs.append(t)
+                self.in_descs.append({"tensor": d})
+            else:
+                self.in_bufs.append(x)
+                self.in_descs.append({"value": x})
+        self.out_bufs, self.out_descs = [], []
+        for r in refs:
+            t, d = exporter.new(r.shape, r.dtype)
+            self.out_bufs.append(t)
+            self.out_descs.append(d)
+        self.signature = self._signature(inputs, refs)
+        self.buffer_bytes = tensor_bytes(self.in_bufs) + tensor_bytes(self.out_bufs)
+        memory.take(self.buffer_bytes)
+        self.recipe = None  # how the inputs were drawn: Problem.inputs_of(recipe) redraws them
+        self.kept = None  # (pristine inputs, reference outputs) when small enough to keep
+        self.kept_bytes = 0
+        self.swapped = False  # a swapped trial: a wrong answer may be the unswapped inputs' one
+
+    @staticmethod
+    def _signature(inputs, refs):
+        def sig(x):
+            if isinstance(x, torch.Tensor):
+                return ("t", tuple(x.shape), str(x.dtype))
+            return ("v", repr(x))
+        return tuple(sig(x) for x in inputs), tuple(sig(r) for r in refs)
+
+    def fill(self, inputs, refs, recipe, keep):
+        """Lays `inputs` into the buffers; keeps a pristine copy and `refs` only if `keep`."""
+        self.recipe = recipe
+        self.swapped = bool(recipe.get("swap_seed"))
+        self.drop()
+        for buf, x in zip(self.in_bufs, inputs):
+            if isinstance(x, torch.Tensor):
+                buf.copy_(x)
+        if keep:
+            pristine = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+            self.kept_bytes = tensor_bytes(pristine) + tensor_bytes(refs)
+            self.memory.take(self.kept_bytes)
+            self.kept = (pristine, refs)
+        self.poison()
+
+    def drop(self):
+        if self.kept is not None:
+            self.memory.give(self.kept_bytes)
+        self.kept, self.kept_bytes = None, 0
+
+    def poison(self):
+        for t in self.out_bufs:
+            transport.poison(t)
+        device_sync(self.out_bufs[0].device if self.out_bufs else "cpu")
+
+    def describe(self):
+        return {"inputs": self.in_descs, "outputs": self.out_descs}
+
+    def release(self):
+        self.drop()
+        self.memory.give(self.buffer_bytes)
+        for d in self.in_descs:
+            if "tensor" in d:
+                self.exporter.release(d["tensor"])
+        for d in self.out_descs:
+            self.exporter.release(d)
