@@ -26,11 +26,6 @@ Status StringField(const json& obj, const char* key, const std::string& where, s
   return Status::Ok();
 }
 
-Status TooLong(const std::string& what, size_t bytes, const ApiLimits& lim) {
-  return Status::Invalid(what + " is " + std::to_string(bytes) + " bytes, longer than " +
-                         std::to_string(lim.max_candidate_bytes) + " bytes (the limit)");
-}
-
 void Refuse(const Status& why, ItemRequest* item) {
   std::string field = item->field;
   *item = ItemRequest{};
@@ -60,9 +55,7 @@ Status ReadOne(const json& obj, const std::string& where, const ApiLimits& lim, 
                            "problem_source' (a problem's text) is required");
   }
   if (item->candidate.size() > lim.max_candidate_bytes) {
-    item->fault =
-        SampleFault{SampleFault::Kind::kTooLong,
-                    TooLong("field '" + prefix + "candidate'", item->candidate.size(), lim)};
+    item->fault = TooLong("field '" + prefix + "candidate'", item->candidate.size(), lim);
     item->candidate.clear();
   }
   return Status::Ok();
@@ -83,9 +76,7 @@ void TakeAnswer(const std::string& text, const Span& span, const std::string& fi
                 const ApiLimits& lim, ItemRequest* item) {
   item->span = span;
   if (span.length_bytes > lim.max_candidate_bytes) {
-    item->fault =
-        SampleFault{SampleFault::Kind::kTooLong,
-                    TooLong("the answer in field '" + field + "'", span.length_bytes, lim)};
+    item->fault = TooLong("the answer in field '" + field + "'", span.length_bytes, lim);
     return;
   }
   item->candidate = std::string(span.Of(text));
@@ -110,6 +101,13 @@ queue::JobView NotEvaluated(const queue::JobSpec& job, Diagnostic d, json stage_
 }
 
 }  // namespace
+
+SampleFault TooLong(const std::string& what, size_t bytes, const ApiLimits& lim) {
+  return SampleFault{SampleFault::Kind::kTooLong,
+                     Status::Invalid(what + " is " + std::to_string(bytes) +
+                                     " bytes, longer than " +
+                                     std::to_string(lim.max_candidate_bytes) + " bytes (the limit)")};
+}
 
 Result<std::vector<ItemRequest>> ParseItems(const json& body, const ApiLimits& lim) {
   std::vector<ItemRequest> out;

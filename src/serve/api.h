@@ -49,6 +49,10 @@ struct ItemRequest {
   std::optional<SampleFault> fault;  // set: this sample is not evaluated (then `candidate` is "")
 };
 
+// An answer over lim.max_candidate_bytes: the model's fault (kTooLong), its message naming
+// `what` ("field 'items[2].candidate'") and both sizes.
+SampleFault TooLong(const std::string& what, size_t bytes, const ApiLimits& lim);
+
 // The sample's job runs: no fault, and its answer (OpenRLHF, slime) was found.
 bool Evaluates(const ItemRequest& item);
 // Routes that answer each sample (/v1/reward, /get_reward, /slime/reward): the first refusal

@@ -50,13 +50,9 @@ Status ParseCandidates(const json& obj, const std::string& prefix, const ApiLimi
     std::string text;
     if (!(*c)[i].is_string()) {
       bad = SampleFault{SampleFault::Kind::kRefused, Status::Invalid(f + " must be a string")};
-    } else if ((*c)[i].get_ref<const std::string&>().size() > lim.max_candidate_bytes) {
-      bad = SampleFault{SampleFault::Kind::kTooLong,
-                        Status::Invalid(f + " is " +
-                                        std::to_string((*c)[i].get_ref<const std::string&>().size()) +
-                                        " bytes, longer than " +
-                                        std::to_string(lim.max_candidate_bytes) +
-                                        " bytes (the limit)")};
+    } else if (size_t n = (*c)[i].get_ref<const std::string&>().size();
+               n > lim.max_candidate_bytes) {
+      bad = TooLong(f, n, lim);
     } else {
       text = (*c)[i].get<std::string>();
     }

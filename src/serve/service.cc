@@ -180,10 +180,16 @@ Result<Service::PerSample> Service::EvaluatePerSample(const json& body,
                                                       const std::string& route) {
   auto deadline = Deadline(body, req);
   if (!deadline.ok()) return deadline.status();
+  return EachSample(items, *deadline, route);
+}
+
+Result<Service::PerSample> Service::EachSample(std::vector<ItemRequest>* items,
+                                               Clock::time_point deadline,
+                                               const std::string& route) {
   auto jobs = JobsPerSample(items);
   if (!jobs.ok()) return jobs.status();
   if (auto s = Submit(*jobs, *items, route); !s.ok()) return s;
-  auto views = WaitAll(*jobs, *items, *deadline);
+  auto views = WaitAll(*jobs, *items, deadline);
   return PerSample{std::move(*jobs), std::move(views)};
 }
 
@@ -239,11 +245,10 @@ Result<std::vector<JobView>> Service::Run(const std::vector<ItemRequest>& items,
 Result<std::vector<JobView>> Service::RunEach(std::vector<ItemRequest>* items,
                                               Clock::time_point deadline,
                                               std::vector<std::string>* ids) {
-  auto jobs = JobsPerSample(items);
-  if (!jobs.ok()) return jobs.status();
-  if (auto s = Submit(*jobs, *items, "rl"); !s.ok()) return s;
-  for (const auto& j : *jobs) ids->push_back(j.id);
-  return WaitAll(*jobs, *items, deadline);
+  auto done = EachSample(items, deadline, "rl");
+  if (!done.ok()) return done.status();
+  for (const auto& j : done->jobs) ids->push_back(j.id);
+  return std::move(done->views);
 }
 
 Result<JobView> Service::Await(const std::string& id, Clock::time_point deadline) {

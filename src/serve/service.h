@@ -101,6 +101,9 @@ class Service : public Evaluations {
   };
   Result<PerSample> EvaluatePerSample(const json& body, const httplib::Request& req,
                                       std::vector<ItemRequest>* items, const std::string& route);
+  // The same until a deadline already known (RunEach: /v1/groups).
+  Result<PerSample> EachSample(std::vector<ItemRequest>* items, Clock::time_point deadline,
+                               const std::string& route);
 
   Answer Evaluations(const json& body);
   Answer GetEvaluation(const std::string& id, const httplib::Request& req);
