@@ -47,6 +47,9 @@ struct Device {
   // Profiler kernel names that belong to vendor libraries (H04 under strict), as an ECMAScript
   // regex matched case-insensitively; "" where the profiler records no device kernels.
   std::string vendor_kernels;
+  // Candidates' kernels run on the candidate host's own CPUs, so the host's CPU time bounds
+  // the work it did: the wall-clock bound (H07) can prove that no work escaped its timer.
+  bool kernels_on_host_cpus = false;
 
   // torch's name of lane `index`'s device: "cuda:0", "cpu".
   std::string TorchDevice(int index) const;

@@ -15,7 +15,7 @@ const std::vector<Device>& Devices() {
        R"(cublas|cutlass|cudnn|xmma|nvjet|magma|gemv2T_kernel|gemvNSP|splitKreduce_kernel|(^|[^a-z])(ampere|hopper|volta|turing|sm\d\d)_[a-z0-9]*gemm)"},
       // The CPU profiler records no device kernels: MKL and oneDNN run inside ATen ops, which
       // the ATen allowlist judges.
-      {"cpu", "cpu", false, "cpu", ""},
+      {"cpu", "cpu", false, "cpu", "", /*kernels_on_host_cpus=*/true},
   };
   return kDevices;
 }

@@ -17,7 +17,7 @@ namespace {
 
 // Bumped whenever the way a verdict is reached changes without an option changing (a new
 // rule, another trial plan): verdicts stored by older kforge are then not handed back.
-constexpr int kVerdictFormat = 10;  // 3: H03 and kernel-source H13 decided by what runs;
+constexpr int kVerdictFormat = 11;  // 3: H03 and kernel-source H13 decided by what runs;
                                    // 4: dtype comparisons and computed mkdir paths too;
                                    // 5: void functions skipped in the ablation (H02), the
                                    //    candidate run in the problem's namespace, wrong timed
@@ -34,6 +34,8 @@ constexpr int kVerdictFormat = 10;  // 3: H03 and kernel-source H13 decided by w
                                    // 10: the wall-clock bound ruled on after the timed
                                    //    outputs: wrong outputs are H15 under any load (H07
                                    //    beside it when the gap escaped too)
+                                   // 11: on the CPU, a host whose CPU time shows no work
+                                   //    outside the timer is within the wall-clock bound
 
 // A digest of the runner's own files (its Python, the native helper's source, the policies):
 // the verdict depends on that code as much as on the options, so a changed runner is never

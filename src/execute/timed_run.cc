@@ -107,6 +107,9 @@ bool CandidateRun::Time() {
   };
   double unqueued = unqueued_of(net);
   double wait_ms = waited.thread_wait_ms;
+  // Every host thread's CPU per call in the batches `net` is of.
+  auto cpu_per_call = [&] { return calls > 0 && waited.ok ? waited.process_cpu_ms / calls : 0.0; };
+  double host_cpu_per_call = cpu_per_call();
   out_.host_cpu_ms = waited.thread_cpu_ms;
   out_.host_wait_ms = waited.thread_wait_ms;
   // Load on the machine (compilers, other lanes) slows the host side of every call and
@@ -133,6 +136,7 @@ bool CandidateRun::Time() {
     if (round_net < net) {
       wait_ms = waited.thread_wait_ms;
       reported_mean = reported_sum / calls;
+      host_cpu_per_call = cpu_per_call();
     }
     net = std::min(net, round_net);
     if (waited.ok) unqueued = std::min(unqueued, unqueued_of(round_net));
@@ -147,6 +151,8 @@ bool CandidateRun::Time() {
   facts.others_cpu_ms = span.others_cpu_ms();
   facts.span_ms = MsSince(timing_start);
   facts.host_has_children = facts.gap_ms > 0.05 && HasChildren(host);
+  facts.cpu_bounds_work = path_.device().kernels_on_host_cpus && waited.ok;
+  facts.host_cpu_per_call_ms = host_cpu_per_call;
   const WallClock bound = JudgeWallClock(facts);
   const std::string seen = "reported " + FormatNumber(t->summary.median_ms) +
                            " ms per call but the wall clock saw " + FormatNumber(net) + " ms";
@@ -154,7 +160,11 @@ bool CandidateRun::Time() {
       seen + ": work escaped the timer (another stream or thread?)" +
       (span.ok ? "; its host's main thread waited " + FormatNumber(wait_ms) +
                      " ms for a CPU, its other threads ran " +
-                     FormatNumber(std::max(0.0, span.others_cpu_ms())) + " ms"
+                     FormatNumber(std::max(0.0, span.others_cpu_ms())) + " ms" +
+                     (facts.cpu_bounds_work ? ", all its threads used " +
+                                                  FormatNumber(host_cpu_per_call) +
+                                                  " ms of CPU per call"
+                                            : std::string())
                : std::string());
   // The bound is ruled on with the timed outputs (JudgeTiming), once they are checked.
   const bool gap_escaped = bound == WallClock::kEscaped;

@@ -43,6 +43,10 @@ struct WallClockFacts {
   double others_cpu_ms = 0;    // CPU of the host's other threads over the timing span
   double span_ms = 0;          // the timing span
   bool host_has_children = false;
+  // Where kernels run on the host's CPUs (backend::Device::kernels_on_host_cpus): every host
+  // thread's CPU per bounded call, in the batches the gap was measured on.
+  bool cpu_bounds_work = false;
+  double host_cpu_per_call_ms = 0;
 };
 enum class WallClock { kWithin, kBusy, kEscaped };
 
@@ -50,7 +54,11 @@ enum class WallClock { kWithin, kBusy, kEscaped };
 // work the timer did not see (another stream or thread, deferred work). It is the machine's
 // load (kBusy, evaluated again, never `ok`) only when the gap minus the host's waits for a CPU
 // is within the bound and the host made no load of its own (its other threads idle within
-// 20 ms + 10% of the span, no child process); else kEscaped (cheat H07).
+// 20 ms + 10% of the span, no child process); else kEscaped (cheat H07). Where kernels run on
+// the host's own CPUs, work outside the timer costs CPU time: a host (no child process) whose
+// threads together used CPU per call within the same bound of the reported time did no work the
+// timer missed, and the gap is the judge's own delay (its thread or the reply preempted on a
+// loaded machine): kWithin. Never on a GPU, where work runs without the host's CPU.
 bool BeyondBound(double gap_ms, double median_ms);
 WallClock JudgeWallClock(const WallClockFacts& f);
 

@@ -91,6 +91,34 @@ TEST(WallClock, ALongTailInsideTheTimerIsNotEscapedWork) {
   EXPECT_EQ(JudgeWallClock(escaped), WallClock::kEscaped);
 }
 
+TEST(WallClock, OnTheHostsCpusItsCpuTimeProvesNoWorkEscaped) {
+  // The bench test's honest CPU ReLU beside three test suites on two cores: 1.586 ms reported,
+  // 3.781 ms of wall per call, the host's main thread barely waited (the judge's side was
+  // preempted, not the host). Its threads used 1.7 ms of CPU per call: no room for work outside
+  // the timer.
+  WallClockFacts honest = Facts(1.586, 3.781, 3.77);
+  honest.mean_ms = 1.6;
+  EXPECT_EQ(JudgeWallClock(honest), WallClock::kEscaped);  // without the CPU proof: a cheat
+  honest.cpu_bounds_work = true;
+  honest.host_cpu_per_call_ms = 1.7;
+  EXPECT_EQ(JudgeWallClock(honest), WallClock::kWithin);
+  // A thread working outside the timer spends CPU beyond twice what the timer saw: escaped.
+  WallClockFacts thread = honest;
+  thread.host_cpu_per_call_ms = 3.9;
+  EXPECT_EQ(JudgeWallClock(thread), WallClock::kEscaped);
+  // Work a child process did is not in the host's CPU time, nor is any when /proc was unread.
+  WallClockFacts child = honest;
+  child.host_has_children = true;
+  EXPECT_EQ(JudgeWallClock(child), WallClock::kEscaped);
+  WallClockFacts unread = honest;
+  unread.host_times_ok = false;
+  EXPECT_EQ(JudgeWallClock(unread), WallClock::kEscaped);
+  // On a GPU the host's CPU says nothing of the device's work: no proof.
+  WallClockFacts gpu = honest;
+  gpu.cpu_bounds_work = false;
+  EXPECT_EQ(JudgeWallClock(gpu), WallClock::kEscaped);
+}
+
 TEST(TimedOutputs, WrongWhenTimedIsACheatOnlyWhereTheUntimedCallsShowIt) {
   std::string why;
   // A call counter: every timed set wrong, or right sets turning wrong later.
