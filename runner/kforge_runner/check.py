@@ -8,7 +8,7 @@ from .common import Perturber
 
 # Default tolerances per dtype (DESIGN.md); the supervisor may override them.
 TOLERANCE = {"float32": 1e-4, "float64": 1e-7, "float16": 1e-2, "bfloat16": 1e-2}
-# Failure details of large outputs are computed this many elements at a time, in float64.
+# Failure details of large outputs are computed this many elements at a time.
 COMPARE_CHUNK = 1 << 24
 
 
@@ -109,7 +109,7 @@ def compare(out, ref, atol, rtol):
         nbad = int(bad.sum())
         facts["bad_elements"] += nbad
         if nbad and first_bad is None:
-            k = int(bad.nonzero()[0])
+            k = int(bad.to(torch.uint8).argmax())  # the first bad element
             first_bad = (at + k, o[k], r[k])
     if first_bad is not None:
         flat, got, want = first_bad
@@ -125,9 +125,11 @@ def compare(out, ref, atol, rtol):
 
 
 def _account(o, r, atol, rtol, facts):
-    """The bad elements of one chunk; folds its error maxima into `facts`."""
-    o = o.double() if o.is_floating_point() else o
-    r = r.double() if r.is_floating_point() else r
+    """The bad elements of one chunk; folds its error maxima into `facts`. In the outputs' own
+    precision (half and bfloat16 in float32): float64 took 5 times as long on a wrong float32
+    output of 4M elements (2.0 s against 0.4 s on the CPU)."""
+    o = o.float() if o.is_floating_point() and o.element_size() < 4 else o
+    r = r.float() if r.is_floating_point() and r.element_size() < 4 else r
     if not r.is_floating_point():
         return o != r
     finite_ref = torch.isfinite(r)

@@ -73,6 +73,23 @@ class CompareTest(unittest.TestCase):
         self.assertAlmostEqual(facts["max_rel_err"], 5e-5, delta=1e-6)
         self.assertEqual(facts["bad_elements"], 0)
 
+    def test_the_account_counts_what_allclose_judged(self):
+        # Elements a hair either side of atol + rtol * |ref|: the account's bad elements are
+        # exactly those isclose calls bad (float32; half and bfloat16 are counted in float32).
+        for dtype in (torch.float32,):
+            torch.manual_seed(1)
+            ref = torch.randn(4096).to(dtype)
+            bound = 1e-2 + 1e-2 * ref.float().abs()
+            step = torch.where(torch.rand(4096) < 0.5, 0.999, 1.001)
+            out = (ref.float() + bound * step).to(dtype)
+            ok, facts = check.compare(out, ref, 1e-2, 1e-2)
+            expected = int((~torch.isclose(out, ref, rtol=1e-2, atol=1e-2)).sum())
+            self.assertGreater(expected, 0)
+            self.assertFalse(ok)
+            self.assertEqual(facts["bad_elements"], expected, dtype)
+            first = int((~torch.isclose(out, ref, rtol=1e-2, atol=1e-2)).nonzero()[0])
+            self.assertEqual(facts["first_bad_index"], [first], dtype)
+
 
 class PerturberTest(unittest.TestCase):
     def test_large_inputs_are_rewritten_in_rows_alike_on_both_sides(self):
