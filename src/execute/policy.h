@@ -21,6 +21,15 @@ enum class Policy { kStrict, kKernelBench };
 const char* PolicyName(Policy p);
 std::optional<Policy> ParsePolicy(std::string_view name);
 
+// What a policy allows that strict does not, in one place: the static findings (eval's
+// StaticFindings) and the runtime rules read this instead of comparing policies.
+struct PolicyAllows {
+  // PyTorch compute beside a real kernel, from forward (H01) or from the kernel sources (H04):
+  // listed (notes, pytorch_ops), not cheat.
+  bool pytorch_compute = false;
+};
+PolicyAllows Allows(Policy p);
+
 // The ATen ops of an allowlist file: one per line, '#' comments and blank lines skipped.
 Result<std::set<std::string>> ReadAllowlist(const std::filesystem::path& path);
 // The allowlist kforge ships: runner/policies/strict_allowed_aten.txt under `runner_dir`.

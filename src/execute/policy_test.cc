@@ -16,6 +16,13 @@ TEST(Policy, NamesRoundTrip) {
   EXPECT_FALSE(ParsePolicy("lenient").has_value());
 }
 
+// What each policy allows beyond strict: kernelbench lists PyTorch compute beside a real
+// kernel; strict does not.
+TEST(Policy, AllowsSaysWhatKernelBenchRelaxes) {
+  EXPECT_FALSE(Allows(Policy::kStrict).pytorch_compute);
+  EXPECT_TRUE(Allows(Policy::kKernelBench).pytorch_compute);
+}
+
 TEST(Policy, AllowlistFileSkipsCommentsAndBlanks) {
   auto path = std::filesystem::temp_directory_path() / ("kf-allow-" + std::to_string(getpid()));
   std::ofstream(path) << "# plumbing\naten::empty\n\n  aten::view   # views\r\n";
