@@ -302,6 +302,7 @@ std::vector<Diagnostic> StaticFindings(const extract::Candidate& c, const std::s
   const execute::PolicyAllows allows = execute::Allows(opt.exec.policy);
   legality::LegalityOptions lo;
   lo.allow_libraries = opt.exec.allow_libraries;
+  lo.allow_graphs = allows.cuda_graphs;
   // The precision rule (H13) applies unless the problem itself works in reduced precision.
   lo.fp32_problem = problem_text.find("float16") == std::string::npos &&
                     problem_text.find("bfloat16") == std::string::npos &&

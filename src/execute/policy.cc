@@ -16,6 +16,7 @@ PolicyAllows Allows(Policy p) {
   PolicyAllows a;
   if (p == Policy::kKernelBench) {
     a.pytorch_compute = true;
+    a.cuda_graphs = true;
   }
   return a;
 }

@@ -17,10 +17,14 @@ TEST(Policy, NamesRoundTrip) {
 }
 
 // What each policy allows beyond strict: kernelbench lists PyTorch compute beside a real
-// kernel; strict does not.
+// kernel and notes CUDA graphs; strict allows neither.
 TEST(Policy, AllowsSaysWhatKernelBenchRelaxes) {
-  EXPECT_FALSE(Allows(Policy::kStrict).pytorch_compute);
-  EXPECT_TRUE(Allows(Policy::kKernelBench).pytorch_compute);
+  const PolicyAllows strict = Allows(Policy::kStrict);
+  EXPECT_FALSE(strict.pytorch_compute);
+  EXPECT_FALSE(strict.cuda_graphs);
+  const PolicyAllows kb = Allows(Policy::kKernelBench);
+  EXPECT_TRUE(kb.pytorch_compute);
+  EXPECT_TRUE(kb.cuda_graphs);
 }
 
 TEST(Policy, AllowlistFileSkipsCommentsAndBlanks) {
