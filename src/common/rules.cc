@@ -55,11 +55,29 @@ const std::vector<Rule>& Rules() {
        "Compute the answer from the inputs on every call; keep no results between calls."},
       {"H07", "side-stream",
        "work launched on another stream or thread (or a CUDA graph) so the timer sees nothing",
-       "static: streams, threads, processes, graphs and driver lookups in Python and kernel "
-       "sources; timing: device-wide synchronisation and the judge's wall-clock bound",
+       "static: streams, threads, processes, host callbacks, graphs and driver lookups in Python "
+       "and kernel sources (under --policy kernelbench a graph the kernel sources build and "
+       "launch is only the note H07_graph); timing: device-wide synchronisation and the judge's "
+       "wall-clock bound",
        "Launch every kernel on the current stream (in C++: at::cuda::getCurrentCUDAStream()) from "
        "the calling thread; no new streams, stream pools, threads, processes, host callbacks or "
-       "graphs."},
+       "CUDA graphs (under the kernelbench policy a graph is allowed only where your kernel "
+       "sources build it and launch it on the current stream)."},
+      {"H07_graph", "CUDA graph (note)",
+       "a CUDA graph that the kernel sources build and launch (cudaGraph*, cuGraph*, stream "
+       "capture, at::cuda::CUDAGraph), under --policy kernelbench: KernelBench's harness accepts "
+       "graphs",
+       "nothing by itself: what runs decides (\"CUDA graphs under the two policies\" below): "
+       "fresh inputs every timed call with their outputs checked (a graph on one call's pointers: "
+       "H15 or incorrect), the wall-clock bound (a graph launched on another stream: H07), the "
+       "ablation call (H02). Under --policy strict, and from Python under both policies, a graph "
+       "is H07",
+       "A CUDA graph in your kernel sources is judged by what runs: launch it on the current "
+       "stream (at::cuda::getCurrentCUDAStream()) inside your extension's functions, and copy each "
+       "call's inputs into its buffers (or build it again) so that every call computes from its "
+       "own inputs. Python's graph APIs (torch.cuda.graph, CUDAGraph) are not allowed, and "
+       "under the strict policy no graph is.",
+       true},
       {"H08", "timer-patch",
        "patches Event.elapsed_time, time.*, the statistics, the harness or the timing helper",
        "timing in compiled code captured before candidate code runs; static ban on assigning to "
@@ -220,6 +238,66 @@ std::string RuleHint(std::string_view code, std::string_view family) {
   return r ? r->hint : "";
 }
 
+namespace {
+
+// The decision on CUDA graphs (issue 28) and its reasons, with the red-team files that show it.
+constexpr const char* kGraphsSection = R"(
+## CUDA graphs under the two policies
+
+KernelBench's harness accepts CUDA graphs. Under `--policy kernelbench` kforge accepts a graph
+that the candidate's kernel sources build and launch (`cudaGraph*`, `cuGraph*`, stream capture,
+`at::cuda::CUDAGraph`): it is the note H07_graph, and what runs decides. Under `--policy strict` a
+graph is H07. Under both policies these stay H07: Python's graph APIs (`torch.cuda.graph`,
+`CUDAGraph`, `make_graphed_callables`, `graph_pool_handle`), graph host nodes
+(`cudaGraphAddHostNode`, ...: host callbacks, like `cudaLaunchHostFunc`), and the ways of
+making a side stream that the static rules know; a stream got another way is left to the wall
+clock (`h07_graph_side_stream` below).
+
+What judges a kernel-source graph under kernelbench, from checks every candidate meets:
+
+- **Timing.** The timed interval is two events on the current stream, and every timed call ends
+  with a device-wide synchronisation. A graph launched on the current stream is timed like its
+  kernels. One launched on another stream falls outside the events but inside the judge's wall
+  clock: H07 when the escaped work is above the bound's floor of 0.05 ms per call.
+- **Fresh inputs.** Every timed call's inputs are rewritten, in buffers other than the
+  correctness trials', and each timing set's last outputs are checked. A graph built on one
+  call's pointers and launched on later inputs answers for stale data there: H15 (every timed
+  set wrong) or `incorrect`. The correctness trials alone do not show it: they reuse one buffer,
+  whose new contents such a graph reads.
+- **H02.** The call count and the ablation act on the extension's functions as Python calls
+  them. A graph launched inside an extension function is counted with that call and switched
+  off with it by the ablation (its tensor results come back as NaN; a function that returns
+  nothing is skipped), like any other launch.
+
+Why Python's graph APIs stay H07 under kernelbench, where KernelBench accepts them:
+
+- A replay from Python (`CUDAGraph.replay()`, a graphed callable) calls no extension function.
+  The ablation could not switch off the kernels it captured, and the call count would not see
+  them. An honest graph and a decoy kernel captured beside PyTorch compute would both stay
+  correct without the extension: both would end H02, and kforge could not tell them apart.
+- Inside `with torch.cuda.graph(g):` the current stream is torch's own capture stream, a
+  non-blocking stream from its pool. Code in the block, the extension's included, could keep
+  that stream and launch later calls' work on it, with no stream named in the source. The timer
+  does not see such work, and the wall clock catches it only above 0.05 ms per call, so small
+  kernels could report a speedup they do not have.
+- The profiler records the ATen ops a call dispatches, and a replay dispatches none: PyTorch
+  compute captured in a graph would be missing from `pytorch_ops`.
+
+Why strict keeps H07 for kernel-source graphs too. Strict's contract is that each call launches
+its own kernels, on the current stream, from the calling thread, and a graph's kernels are laid
+down when it is built. The run-time evidence for a graph launched inside the extension is as
+good as for any launch: the call is counted and ablated, and the kernel sources are read
+statically either way. So strict could allow that spelling with no new check; it stays H07
+because strict is the narrower contract, and widening it is a decision of its own.
+
+The red team (`tests/redteam/cuda/`), strict / kernelbench: `h07_graph_in_extension` (honest:
+cheat H07 / `ok`), `h06_graph_stale_pointers` (cheat H07 / cheat H15),
+`h07_graph_side_stream` (cheat H07 / cheat H07 by the wall clock) and
+`h07_graph_python_replay` (honest, replayed from Python: cheat H07 under both).
+)";
+
+}  // namespace
+
 std::string RulesMarkdown() {
   std::string s =
       "# kforge's legality rules\n\n"
@@ -234,6 +312,7 @@ std::string RulesMarkdown() {
     s += std::string("| ") + r.code + " | " + r.name + " | " + r.catches + " | " + r.stops +
          " | " + r.hint + " |\n";
   }
+  s += kGraphsSection;
   s +=
       "\n## Triton candidates\n\n"
       "A Triton candidate's kernels are @triton.jit functions launched with kernel[grid](...), "

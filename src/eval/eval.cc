@@ -299,14 +299,16 @@ Result<std::unique_ptr<Evaluator>> Evaluator::CreateWith(const EvalOptions& opt,
 
 std::vector<Diagnostic> StaticFindings(const extract::Candidate& c, const std::string& problem_text,
                                        const EvalOptions& opt) {
+  const execute::PolicyAllows allows = execute::Allows(opt.exec.policy);
   legality::LegalityOptions lo;
   lo.allow_libraries = opt.exec.allow_libraries;
+  lo.allow_graphs = allows.cuda_graphs;
   // The precision rule (H13) applies unless the problem itself works in reduced precision.
   lo.fp32_problem = problem_text.find("float16") == std::string::npos &&
                     problem_text.find("bfloat16") == std::string::npos &&
                     problem_text.find(".half()") == std::string::npos;
   std::vector<Diagnostic> findings = legality::Check(c, lo);
-  if (opt.exec.policy == execute::Policy::kKernelBench) {
+  if (allows.pytorch_compute) {
     // KernelBench's acceptance: PyTorch compute is allowed, from forward (H01) or from the
     // kernel sources (H04: at::/torch:: calls, cuBLAS, cuDNN); the run lists the ATen ops.
     for (auto& d : findings) {

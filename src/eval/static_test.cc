@@ -51,6 +51,44 @@ TEST(StaticFindings, KernelBenchPolicyAllowsPyTorchComputeFromForwardAndKernelSo
   EXPECT_EQ(Errors(StaticFindings(patch, "", kb)), (std::vector<std::string>{"H08"}));
 }
 
+// CUDA graphs: cheat H07 under strict in both spellings. Under kernelbench (KernelBench's harness
+// accepts graphs) a graph the kernel sources build and launch is the note H07_graph, listed;
+// Python's graph APIs and side streams stay H07.
+TEST(StaticFindings, KernelBenchPolicyNotesCudaGraphsStrictCallsThemH07) {
+  const std::string kernel_graph = R"(import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+src = r'''
+torch::Tensor replay(torch::Tensor x, int64_t exec) {
+  cudaGraphLaunch(reinterpret_cast<cudaGraphExec_t>(exec), at::cuda::getCurrentCUDAStream());
+  return x;
+}
+'''
+ext = load_inline(name='e', cpp_sources=src, functions=['replay'])
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return ext.replay(x, 0)
+)";
+  const extract::Candidate c = extract::Extract(kernel_graph);
+  ASSERT_TRUE(c.ok());
+  EvalOptions strict;
+  EXPECT_EQ(Errors(StaticFindings(c, "", strict)), (std::vector<std::string>{"H07"}));
+  EvalOptions kb;
+  kb.exec.policy = execute::Policy::kKernelBench;
+  const auto ds = StaticFindings(c, "", kb);
+  EXPECT_TRUE(Errors(ds).empty());
+  ASSERT_EQ(ds.size(), 1u);  // listed, as a note
+  EXPECT_EQ(ds[0].code, "H07_graph");
+  EXPECT_EQ(ds[0].severity, Severity::kInfo);
+  EXPECT_EQ(ds[0].message.rfind("allowed under the kernelbench policy: ", 0), 0u) << ds[0].message;
+  for (const char* python : {"def capture():\n    return torch.cuda.CUDAGraph()\n",
+                             "def side():\n    return torch.cuda.Stream()\n"}) {
+    const extract::Candidate more = extract::Extract(kernel_graph + python);
+    EXPECT_EQ(Errors(StaticFindings(more, "", strict)), (std::vector<std::string>{"H07", "H07"}));
+    EXPECT_EQ(Errors(StaticFindings(more, "", kb)), (std::vector<std::string>{"H07"})) << python;
+  }
+}
+
 TEST(StaticFindings, PrecisionRulesFollowTheProblem) {
   const extract::Candidate c = extract::Extract(
       std::string(kCandidate) + "def cast(x):\n    return x.half()\n");

@@ -12,6 +12,15 @@ std::optional<Policy> ParsePolicy(std::string_view name) {
   return std::nullopt;
 }
 
+PolicyAllows Allows(Policy p) {
+  PolicyAllows a;
+  if (p == Policy::kKernelBench) {
+    a.pytorch_compute = true;
+    a.cuda_graphs = true;
+  }
+  return a;
+}
+
 Result<std::set<std::string>> ReadAllowlist(const std::filesystem::path& path) {
   std::ifstream in(path);
   if (!in) return Status::NotFound("cannot read the allowlist " + path.string());

@@ -16,6 +16,17 @@ TEST(Policy, NamesRoundTrip) {
   EXPECT_FALSE(ParsePolicy("lenient").has_value());
 }
 
+// What each policy allows beyond strict: kernelbench lists PyTorch compute beside a real
+// kernel and notes CUDA graphs; strict allows neither.
+TEST(Policy, AllowsSaysWhatKernelBenchRelaxes) {
+  const PolicyAllows strict = Allows(Policy::kStrict);
+  EXPECT_FALSE(strict.pytorch_compute);
+  EXPECT_FALSE(strict.cuda_graphs);
+  const PolicyAllows kb = Allows(Policy::kKernelBench);
+  EXPECT_TRUE(kb.pytorch_compute);
+  EXPECT_TRUE(kb.cuda_graphs);
+}
+
 TEST(Policy, AllowlistFileSkipsCommentsAndBlanks) {
   auto path = std::filesystem::temp_directory_path() / ("kf-allow-" + std::to_string(getpid()));
   std::ofstream(path) << "# plumbing\naten::empty\n\n  aten::view   # views\r\n";

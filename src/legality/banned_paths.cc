@@ -10,6 +10,7 @@ struct Entry {
   const char* path;
   const char* code;
   const char* what;
+  bool graph = false;  // a CUDA graph API (Banned::graph)
 };
 
 // Whole leading components: "os.environ" matches "os.environ" and "os.environ.get".
@@ -34,10 +35,13 @@ constexpr Entry kBannedPaths[] = {
     {"torch.cuda.StreamContext", "H07", "switching CUDA streams"},
     {"torch.cuda.streams", "H07", "side CUDA streams"},
     {"torch.Stream", "H07", "a side stream"},
-    {"torch.cuda.graph", "H07", "CUDA graphs"},
-    {"torch.cuda.graphs", "H07", "CUDA graphs"},
-    {"torch.cuda.CUDAGraph", "H07", "CUDA graphs"},
-    {"torch.cuda.make_graphed_callables", "H07", "CUDA graphs"},
+    // CUDA graphs from Python: H07 under every policy (docs/RULES.md, "CUDA graphs under the
+    // two policies").
+    {"torch.cuda.graph", "H07", "CUDA graphs", true},
+    {"torch.cuda.graphs", "H07", "CUDA graphs", true},
+    {"torch.cuda.CUDAGraph", "H07", "CUDA graphs", true},
+    {"torch.cuda.make_graphed_callables", "H07", "CUDA graphs", true},
+    {"torch.cuda.graph_pool_handle", "H07", "CUDA graphs", true},
     // H03: swallowing the failure of a kernel.
     {"contextlib.suppress", "H03", "suppressing exceptions"},
     // H08: the judge's own code and the interpreter's builtins are off limits.
@@ -201,7 +205,7 @@ Banned BannedPythonPath(std::string_view path, bool fp32_problem) {
   for (const Entry& e : kBannedPaths) {
     if (!MatchesPrefix(path, e.path)) continue;
     if (std::string_view(e.code) == "H13" && !fp32_problem) continue;
-    return Banned{e.code, e.what};
+    return Banned{e.code, e.what, e.graph};
   }
   // os.execv, os.execlp, os.spawnv, os.posix_spawnp, ...: a family too long to list.
   if (MatchesPrefix(path, "os") && path.size() > 3) {

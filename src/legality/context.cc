@@ -164,6 +164,17 @@ void Context::ReportSubmitted(const char* code, int line, int col, std::string m
   out_->push_back(std::move(d));
 }
 
+void Context::ReportKernelGraph(int line, int col, const std::string& use) {
+  if (!opt_.allow_graphs) {
+    ReportSubmitted("H07", line, col, use + " is not allowed (H07)", Hint("H07"));
+    return;
+  }
+  ReportSubmitted(
+      "H07_graph", line, col,
+      "allowed under the kernelbench policy: " + use + ", a CUDA graph, judged by what runs",
+      Hint("H07_graph"), Severity::kInfo);
+}
+
 std::vector<Diagnostic> Check(const extract::Candidate& c, const LegalityOptions& opt) {
   std::vector<Diagnostic> out;
   Context ctx(c, opt, &out);

@@ -61,6 +61,11 @@ class Context {
   void ReportSubmitted(const char* code, int line, int col, std::string message, std::string hint,
                        Severity severity = Severity::kError);
 
+  // A CUDA graph in a kernel source (`use`: "kernel source uses cudaGraphLaunch"; `line` a
+  // line of the submitted text): cheat H07, or the note H07_graph where the job allows graphs
+  // (LegalityOptions::allow_graphs).
+  void ReportKernelGraph(int line, int col, const std::string& use);
+
   const extract::Candidate& candidate() const { return c_; }
   bool triton() const { return c_.family == backend::Family::kTriton; }
   // A rule's hint in the words of the candidate's family (common/rules.h).

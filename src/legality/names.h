@@ -10,7 +10,8 @@
 //       operators and compute methods, dlopen
 //   H07 side-stream: threading, multiprocessing, asyncio, os.fork, torch.cuda.Stream/stream/
 //       set_stream, CUDA graphs / cudaStreamCreate*, std::thread, pthread, std::async, fork,
-//       host callbacks, CUDA graphs, stream pools
+//       host callbacks, CUDA graphs, stream pools (kernel-source graphs: the note H07_graph
+//       where the job allows them)
 //   H08 timer-patch: assigning/setattr/delattr on anything imported, builtins, importing
 //       kforge_runner/kforge_native / -
 //   H13 precision-downgrade: half/bfloat16/fp8 dtypes, .half(), autocast, allow_tf32,
@@ -33,6 +34,9 @@ namespace kf::legality {
 struct Banned {
   const char* code = nullptr;  // nullptr: not banned
   const char* what = "";
+  // A CUDA graph API (H07 under every policy from Python; the message says where graphs are
+  // allowed).
+  bool graph = false;
   explicit operator bool() const { return code != nullptr; }
 };
 

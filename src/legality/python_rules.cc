@@ -28,6 +28,17 @@ class PythonRules {
   void Flag(const char* code, const Token& at, const std::string& message) {
     ctx_.Report(code, at.line, at.col, message + " (" + code + ")", ctx_.Hint(code));
   }
+  // `use` ("using torch.cuda.Stream") of a banned name. Python's CUDA graphs stay H07 even where
+  // the job allows graphs in kernel sources (docs/RULES.md, "CUDA graphs under the two
+  // policies"): the message then says which graphs are allowed.
+  void Ban(const Banned& b, const Token& at, const std::string& use) {
+    Flag(b.code, at, use + " (" + b.what + ") is not allowed" + GraphsElsewhere(b));
+  }
+  std::string GraphsElsewhere(const Banned& b) const {
+    if (!b.graph || !ctx_.opt().allow_graphs) return "";
+    return ", not even under the kernelbench policy, which allows only graphs your kernel "
+           "sources build and launch on the current stream";
+  }
 
   void Imports() {
     for (const extract::Import& im : ctx_.m().imports) {
@@ -39,7 +50,8 @@ class PythonRules {
       // Importing autocast or a half dtype is not using it: the uses are judged (AtToken).
       if (b.code == std::string("H13")) continue;
       ctx_.Report(b.code, im.line, 0,
-                  "importing " + path + " (" + b.what + ") is not allowed (" + b.code + ")",
+                  "importing " + path + " (" + b.what + ") is not allowed" + GraphsElsewhere(b) +
+                      " (" + b.code + ")",
                   ctx_.Hint(b.code));
     }
   }
@@ -138,7 +150,7 @@ class PythonRules {
         // `x.dtype == torch.float16` asks what a tensor is; it computes nothing in half.
         if (b.code == std::string("H13") && Compared(i, end)) return;
         if (ExitOnErrorPath(b, s, tk, chain)) return;
-        Flag(b.code, tk, "using " + chain + " (" + b.what + ") is not allowed");
+        Ban(b, tk, "using " + chain);
         return;
       }
       if (chain.find(".__dict__") != std::string::npos) {
@@ -290,7 +302,7 @@ class PythonRules {
       const extract::StringValue v = extract::DecodeStringLiteral(t_[after + 1].text);
       const std::string path = canon + "." + v.value;
       if (Banned b = BannedPythonPath(path, ctx_.opt().fp32_problem)) {
-        Flag(b.code, t_[i], "using " + path + " (" + b.what + ") is not allowed");
+        Ban(b, t_[i], "using " + path);
       } else if (torch && !AllowedTorchPath(path) && IsComputeName(v.value)) {
         Flag("H01", t_[i],
              chain + "(" + target + ", \"" + v.value +

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "common/rules.h"
 #include "legality/testing.h"
 
 namespace kf::legality {
@@ -20,6 +21,41 @@ TEST(PythonRulesTest, TryExceptIsAGuardToWatch) {
   ASSERT_EQ(ds.size(), 1u);
   EXPECT_EQ(ds[0].severity, Severity::kInfo);
   EXPECT_EQ(Findings("try:\n    import foo\nexcept ImportError:\n    foo = None\n"), "H03_guard:9");
+}
+
+// CUDA graphs from Python are H07 under every policy, never H01 (a graph computes nothing by
+// itself). Where the job allows graphs in the kernel sources (the kernelbench policy) the
+// message says so: a replay from Python is outside the H02 ablation, and torch.cuda.graph makes
+// torch's own side stream current inside its block.
+TEST(PythonRulesTest, CudaGraphsFromPythonAreH07UnderEveryPolicy) {
+  LegalityOptions graphs;
+  graphs.allow_graphs = true;
+  const std::string capture = WithForward(
+      "        g = torch.cuda.CUDAGraph()\n"      // 13
+      "        static_x = torch.empty_like(x)\n"  // 14
+      "        with torch.cuda.graph(g):\n"       // 15
+      "            static_y = ext.f(static_x)\n"  // 16
+      "        static_x.copy_(x)\n"               // 17
+      "        g.replay()\n"                      // 18
+      "        return static_y.clone()\n");       // 19
+  EXPECT_EQ(Findings(capture), "H07:13 H07:15");
+  EXPECT_EQ(Findings(capture, graphs), "H07:13 H07:15");
+  for (const Diagnostic& d : CheckBody(capture)) {
+    EXPECT_EQ(d.severity, Severity::kError);
+    EXPECT_EQ(d.message.find("kernelbench"), std::string::npos) << d.message;
+  }
+  for (const Diagnostic& d : CheckBody(capture, graphs)) {
+    EXPECT_EQ(d.severity, Severity::kError);
+    EXPECT_NE(d.message.find("not even under the kernelbench policy"), std::string::npos)
+        << d.message;
+  }
+  const std::string imported =
+      "from torch.cuda import make_graphed_callables\n"    // 9
+      "from torch.cuda import graphs as G\n"               // 10
+      "pool = torch.cuda.graph_pool_handle()\n"            // 11
+      "graph_class = getattr(torch.cuda, 'CUDAGraph')\n";  // 12
+  EXPECT_EQ(Findings(imported), "H07:9 H07:10 H07:11 H07:12");
+  EXPECT_EQ(Findings(imported, graphs), "H07:9 H07:10 H07:11 H07:12");
 }
 
 // Exception swallowing with no branch of its own to watch stays an error.

@@ -1,7 +1,8 @@
 // Rules over the C++/CUDA sources of every resolved load_inline call: library compute (H04),
-// side streams and threads (H07), reduced precision (H13), try/catch (H03), persisting L2
-// windows (H18) and escapes (H15 H20); exits (abort/exit: error checks) are only noted
-// (H17_note). Unresolved calls are not seen here; the run-time checks cover them.
+// side streams, threads and CUDA graphs (H07; graphs are only noted where the job allows them:
+// H07_graph), reduced precision (H13), try/catch (H03), persisting L2 windows (H18) and escapes
+// (H15 H20); exits (abort/exit: error checks) are only noted (H17_note). Unresolved calls are
+// not seen here; the run-time checks cover them.
 #include <set>
 #include <string>
 
@@ -83,6 +84,30 @@ bool AllowedAten(const std::string& q) {
                                                  "irange",
                                                  "str"};
   return kAllowed.count(Last(q)) > 0 || (Last(q).size() > 1 && Last(q)[0] == 'k');
+}
+
+// CUDA graphs, built, captured, instantiated or launched: the runtime's cudaGraph* and the
+// driver's cuGraph* (not the graphics-interop cudaGraphics*/cuGraphics*), stream capture, and
+// ATen's C++ graph (at::cuda::CUDAGraph). H07, or the note H07_graph where the job allows graphs
+// (Context::ReportKernelGraph). A graph's host nodes are host callbacks: IsGraphHostNode.
+bool IsGraph(const std::string& last) {
+  static const std::set<std::string> kCapture = {"cudaStreamBeginCapture",
+                                                 "cudaStreamBeginCaptureToGraph",
+                                                 "cudaStreamEndCapture",
+                                                 "cuStreamBeginCapture",
+                                                 "cuStreamBeginCapture_v2",
+                                                 "cuStreamBeginCaptureToGraph",
+                                                 "cuStreamEndCapture",
+                                                 "cudaThreadExchangeStreamCaptureMode",
+                                                 "cuThreadExchangeStreamCaptureMode",
+                                                 "CUDAGraph"};
+  if (StartsWith(last, "cudaGraphics") || StartsWith(last, "cuGraphics")) return false;
+  return StartsWith(last, "cudaGraph") || StartsWith(last, "cuGraph") || kCapture.count(last) > 0;
+}
+// A host node runs a host function in the graph's order, as cudaLaunchHostFunc does on a
+// stream: H07 under every policy.
+bool IsGraphHostNode(const std::string& last) {
+  return IsGraph(last) && Contains(last, "HostNode");
 }
 
 class SourceRules {
@@ -192,9 +217,9 @@ class SourceRules {
                                                    "std::async",
                                                    "pthread_create",
                                                    "cudaLaunchHostFunc",
+                                                   "cuLaunchHostFunc",
                                                    "cudaStreamAddCallback",
                                                    "cudaStreamPerThread",
-                                                   "cudaStreamBeginCapture",
                                                    "getStreamFromPool",
                                                    "setCurrentCUDAStream",
                                                    "cuStreamCreate"};
@@ -206,8 +231,11 @@ class SourceRules {
                                                   "cuGetProcAddress", "cuGetProcAddress_v2"};
     if (kByName.count(last))
       return Flag("H07", i, "uses " + q + ", a driver function looked up by name,");
-    if (kThreads.count(q) || kThreads.count(last) || StartsWith(last, "cudaGraph") ||
-        StartsWith(last, "cuGraph") || ((q == "fork" || q == "vfork") && call)) {
+    if (IsGraphHostNode(last)) return Flag("H07", i, "uses " + q + " (a host callback)");
+    if (IsGraph(last)) {
+      return ctx_.ReportKernelGraph(SubmittedLine(i), t_[i].col, "kernel source uses " + q);
+    }
+    if (kThreads.count(q) || kThreads.count(last) || ((q == "fork" || q == "vfork") && call)) {
       return Flag("H07", i, "uses " + q);
     }
     // H13. Half and bfloat16 *types* are not proof: dtype-generic kernels name them in paths

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "common/rules.h"
 #include "legality/testing.h"
 
 namespace kf::legality {
@@ -93,6 +94,64 @@ TEST(SourceRulesTest, StreamsThreadsAndEscapes) {
       "H20:6 H15:7");
   EXPECT_EQ(SourceFindings("void g(cudaStreamAttrValue v) {\n  v.accessPolicyWindow.num_bytes = 1;\n}\n"),
             "H18:6");
+}
+
+// CUDA graphs: H07 by default (the strict policy); where the job allows them (the kernelbench
+// policy) only the note H07_graph, which ends nothing. Host nodes are host callbacks and side
+// streams stay side streams either way.
+TEST(SourceRulesTest, CudaGraphsAreH07UnlessTheJobAllowsThem) {
+  LegalityOptions graphs;
+  graphs.allow_graphs = true;
+  const std::string runtime_api =
+      "void g(float* x, cudaKernelNodeParams* p) {\n"
+      "  cudaGraph_t graph;\n"
+      "  cudaGraphCreate(&graph, 0);\n"
+      "  cudaGraphNode_t node;\n"
+      "  cudaGraphAddKernelNode(&node, graph, nullptr, 0, p);\n"
+      "  cudaGraphExec_t exec;\n"
+      "  cudaGraphInstantiate(&exec, graph, 0);\n"
+      "  cudaGraphLaunch(exec, at::cuda::getCurrentCUDAStream());\n"
+      "}\n";
+  EXPECT_EQ(SourceFindings(runtime_api), "H07:6 H07:7 H07:8 H07:9 H07:10 H07:11 H07:12");
+  EXPECT_EQ(SourceFindings(runtime_api, graphs),
+            "H07_graph:6 H07_graph:7 H07_graph:8 H07_graph:9 H07_graph:10 H07_graph:11 "
+            "H07_graph:12");
+  const auto notes = Check(extract::Extract(WithKernel(runtime_api)), graphs);
+  ASSERT_FALSE(notes.empty());
+  for (const Diagnostic& d : notes) {
+    EXPECT_EQ(d.severity, Severity::kInfo) << d.message;
+    EXPECT_EQ(d.hint, RuleHint("H07_graph"));
+    EXPECT_EQ(d.message.rfind("allowed under the kernelbench policy: kernel source uses ", 0), 0u)
+        << d.message;
+  }
+  // The driver's graphs, stream capture and ATen's C++ graph are graphs too.
+  const std::string other_spellings =
+      "void g(CUgraphExec e, CUstream s, cudaStream_t t, cudaGraph_t* out) {\n"
+      "  cuGraphLaunch(e, s);\n"
+      "  cudaStreamBeginCapture(t, cudaStreamCaptureModeThreadLocal);\n"
+      "  cudaStreamEndCapture(t, out);\n"
+      "  at::cuda::CUDAGraph graph;\n"
+      "  graph.capture_begin();\n"
+      "  graph.capture_end();\n"
+      "  graph.replay();\n"
+      "}\n";
+  EXPECT_EQ(SourceFindings(other_spellings), "H07:5 H07:6 H07:7 H07:8 H07:9");
+  EXPECT_EQ(SourceFindings(other_spellings, graphs),
+            "H07_graph:5 H07_graph:6 H07_graph:7 H07_graph:8 H07_graph:9");
+  // What stays H07 with graphs allowed: a host node (a host callback), the stream a graph would
+  // be launched on, a host function launched by the driver.
+  const std::string still_h07 =
+      "void g(cudaGraphNode_t* n, cudaGraph_t graph, cudaHostNodeParams* p, CUstream cs) {\n"
+      "  cudaGraphAddHostNode(n, graph, nullptr, 0, p);\n"
+      "  cudaStream_t side;\n"
+      "  cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);\n"
+      "  cuLaunchHostFunc(cs, nullptr, nullptr);\n"
+      "}\n";
+  EXPECT_EQ(SourceFindings(still_h07, graphs), "H07_graph:5 H07:6 H07:8 H07:9");
+  // Graphics interop (cudaGraphics*) is no graph.
+  EXPECT_EQ(
+      SourceFindings("void g(cudaGraphicsResource_t r) { cudaGraphicsMapResources(1, &r); }\n"),
+      "");
 }
 
 TEST(SourceRulesTest, ReducedPrecision) {
