@@ -35,7 +35,8 @@ constexpr int kVerdictFormat = 11;  // 3: H03 and kernel-source H13 decided by w
                                    //    outputs: wrong outputs are H15 under any load (H07
                                    //    beside it when the gap escaped too)
                                    // 11: on the CPU, a host whose CPU time shows no work
-                                   //    outside the timer is within the wall-clock bound
+                                   //    outside the timer is within the wall-clock bound;
+                                   //    kernel-source CUDA graphs a note under kernelbench
 
 // A digest of the runner's own files (its Python, the native helper's source, the policies):
 // the verdict depends on that code as much as on the options, so a changed runner is never
