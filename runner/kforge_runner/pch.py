@@ -349,7 +349,8 @@ def _read_want(build_dir):
 
 def _make(want):
     """Starts building `want`'s PCH unless it exists, failed, is over the limit or was started
-    here (in the background, in this worker's process group: it ends with the worker)."""
+    here: in the background, in a session of its own, so that it is finished even when this
+    worker ends first (stop())."""
     global _makers
     _makers = [p for p in _makers if p.poll() is None]  # reaps finished ones
     root = os.environ.get("KFORGE_PCH_DIR")
@@ -359,7 +360,8 @@ def _make(want):
     _started.add(want["key"])
     _makers.append(subprocess.Popen(
         [sys.executable, "-S", "-I", os.path.abspath(__file__), "make", root, json.dumps(want)],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True))
 
 
 def during_build(build_dir, make_missing):
@@ -390,11 +392,13 @@ def after_build(build_dir, make_missing):
 
 
 def stop():
-    """Ends unfinished PCH builds (the worker is exiting; a later process starts them again)."""
-    for p in _makers:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+    """The worker is exiting: its unfinished PCH builds run on to the end (one compile each, at
+    most MAX_PCHS). Ended with the worker, as they were before 2026-12-05, a PCH outlived by
+    every short-lived process that started it (`kforge eval` ends a few seconds after its
+    build, the PCH takes 40 CPU-s) was never made: each later process started it again and
+    killed it, and every build compiled torch's headers in full (the CPU suite's 16 builds:
+    none used a PCH, 32-43 CPU-s each)."""
+    _makers.clear()
 
 
 if __name__ == "__main__":

@@ -189,6 +189,20 @@ class PchTest(unittest.TestCase):
         self.assertTrue(os.path.isfile(os.path.join(self.root, want1["key"], "torch",
                                                     "extension.h.gch")))
 
+    def test_a_pch_being_made_outlives_the_worker_that_started_it(self):
+        # `kforge eval` ends seconds after its build; the PCH takes longer. Killed with the
+        # worker, it would never be made by short-lived processes: it runs on in its own session.
+        d1, _, want1 = self.compile("b1", "e1")
+        pch.during_build(d1, True)
+        self.assertEqual(len(pch._makers), 1)
+        maker = pch._makers[0]
+        self.assertNotEqual(os.getsid(maker.pid), os.getsid(0))
+        pch.stop()
+        self.assertEqual(pch._makers, [])
+        self.assertEqual(maker.wait(timeout=120), 0)
+        self.assertTrue(os.path.isfile(os.path.join(self.root, want1["key"], "torch",
+                                                    "extension.h.gch")))
+
     def test_main_cpp_beside_a_cuda_cu_waits_for_the_pch_being_made(self):
         _, obj0, _ = self.compile("b0", "e0")  # the object file without any PCH
         self.env["KFORGE_PCH_WAIT_S"] = "60"  # what configure() sets where the worker makes PCHs
