@@ -37,6 +37,7 @@ Exit: 0 every check passed, 1 one failed, 2 the run could not start. Standard li
 """
 import argparse
 import concurrent.futures
+import http.client
 import json
 import os
 import random
@@ -62,22 +63,34 @@ class Client:
         self.codes = {}
 
     def call(self, method, path, body=None, timeout=60, retry_until=None):
-        """(code, parsed body). A 503 is retried after its Retry-After until retry_until."""
+        """(code, parsed body); code None when no answer came. A 503 is retried after its
+        Retry-After, and a connection that failed (refused, reset, timed out) up to twice, while
+        retry_until allows: job ids are content hashes, so sending a request again starts no
+        job twice."""
+        failures = 0
         while True:
             data = None if body is None else json.dumps(body).encode()
             req = urllib.request.Request(self.url + path, data=data, method=method)
             req.add_header("Content-Type", "application/json")
             if self.token:
                 req.add_header("Authorization", "Bearer " + self.token)
+            again = retry_until is not None and time.monotonic() < retry_until
             try:
                 with urllib.request.urlopen(req, timeout=timeout) as r:
                     code, text = r.status, r.read()
             except urllib.error.HTTPError as e:
                 code, text = e.code, e.read()
-                if code == 503 and retry_until and time.monotonic() < retry_until:
+                if code == 503 and again:
                     self.count(path, code)
                     time.sleep(float(e.headers.get("Retry-After") or 1))
                     continue
+            except (OSError, http.client.HTTPException) as e:
+                self.count(path, type(e).__name__)
+                failures += 1
+                if again and failures <= 2:
+                    time.sleep(2)
+                    continue
+                return None, {"error": "%s: %s" % (type(e).__name__, e)}
             self.count(path, code)
             try:
                 return code, json.loads(text)
@@ -91,7 +104,6 @@ class Client:
 
 
 def read_metrics(client):
-    code, _ = None, None
     req = urllib.request.Request(client.url + "/metrics")
     if client.token:
         req.add_header("Authorization", "Bearer " + client.token)
