@@ -36,9 +36,10 @@ cd "$root"
 # glibc's own libraries stay the machine's: a second copy of libc in one process breaks it.
 glibc='^(libc|libm|libdl|libpthread|librt|libresolv|libutil|ld-linux-x86-64|linux-vdso)\.so'
 
-# "name path" of every library `binary` loads (as ldd resolves it) but glibc's own.
+# "name path" of every library `binary` loads (as ldd resolves it) but glibc's own; one that
+# is not found is left out here and caught by the checks below.
 libs_of() {
-  ldd "$1" | awk '$2 == "=>" { print $1, $3 }' | while read -r name path; do
+  ldd "$1" | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' | while read -r name path; do
     [[ $name =~ $glibc ]] || echo "$name $path"
   done
 }
