@@ -176,6 +176,7 @@ def send_openrlhf(client, g, batch, deadline, rng):
         queries = ["<|endoftext|>" * rng.randint(0, 3) + prompt + s["sent"] + "<|im_end|>"
                    for s in part]
         left = max(1.0, deadline - time.monotonic())
+        t_req = time.monotonic()
         code, out = client.call("POST", "/get_reward?timeout_s=%d" % left,
                                 {"query": queries, "prompts": [prompt] * len(part),
                                  "labels": [g["problem"]] * len(part)},
@@ -190,6 +191,10 @@ def send_openrlhf(client, g, batch, deadline, rng):
             s["answers"] += 1
             s["no_reward"] = logs.get("no_reward", [0.0] * len(part))[j]
             s["reward"] = None if s["no_reward"] == 1.0 else r
+            # No reward in an answer that came at the service's deadline may be a job still
+            # running (OpenRLHF cannot tell); before it, it is the job's infra_error.
+            if s["reward"] is None and time.monotonic() - t_req >= int(left) - 2:
+                s["state"] = "unfinished"
             off = int(logs.get("answer_offset_bytes", [0] * len(part))[j])
             n = int(logs.get("answer_bytes", [0] * len(part))[j])
             s["evaluated"] = queries[j].encode()[off:off + n].decode(errors="replace")

@@ -31,11 +31,12 @@ def check_exactly_once(samples):
 
 def settled(s):
     """A sample ended: a verdict with its reward, or an explicit no-reward (infra_error, lost,
-    OpenRLHF's no_reward); not a job still queued or running."""
+    OpenRLHF's no_reward in an answer given before the deadline); not a job still queued or
+    running, nor an OpenRLHF sample without a reward at the deadline ("unfinished")."""
     if s.get("reward") is not None:
         return True
     return s.get("status") == "infra_error" or s.get("state") == "lost" or \
-        s.get("no_reward") == 1.0 and s.get("state") not in ("queued", "running")
+        s.get("no_reward") == 1.0 and s.get("state") not in ("queued", "running", "unfinished")
 
 
 def expectation_table(samples):
@@ -80,7 +81,7 @@ def kill_outcome(kill, samples):
         return None
     retried = [s["sample"] for s in samples if (s.get("deliveries") or 0) > 1]
     infra = [s["sample"] for s in samples if s.get("status") == "infra_error" or
-             (s.get("no_reward") == 1.0 and s.get("reward") is None)]
+             (s.get("no_reward") == 1.0 and s.get("reward") is None and settled(s))]
     unsettled = [s["sample"] for s in samples if not settled(s)]
     parts = []
     if not kill.get("killed"):

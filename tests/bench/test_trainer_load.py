@@ -134,6 +134,8 @@ class ExactlyOnce(unittest.TestCase):
         self.assertFalse(rep.settled(sample("a", reward=None, status=None, state="running")))
         self.assertFalse(rep.settled(sample("a", reward=None, status=None, state="queued",
                                            no_reward=1.0)))
+        self.assertFalse(rep.settled(sample("a", reward=None, status=None, state="unfinished",
+                                            no_reward=1.0)))
 
     def test_rewarded_wrongly_and_table(self):
         ss = [sample("a"), sample("b", kind="cheat", expect="cheat", status="ok", reward=1.2),
