@@ -30,6 +30,10 @@ VerdictStatus RunStatus(execute::Outcome outcome, bool build_failed, bool enviro
   return FromOutcome(outcome);
 }
 
+bool LaneDeathExplains(execute::Outcome outcome) {
+  return outcome == execute::Outcome::kRuntimeError || outcome == execute::Outcome::kTimeout;
+}
+
 std::optional<VerdictStatus> StaticBuildStatus(const StaticBuilds& b) {
   if (b.infra || b.environment) return VerdictStatus::kInfraError;
   if (b.failed) return VerdictStatus::kCompileError;

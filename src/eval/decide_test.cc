@@ -19,6 +19,15 @@ TEST(VerdictDecisions, EveryOutcomeMapsToItsStatus) {
   EXPECT_EQ(FromOutcome(Outcome::kInfraError), VerdictStatus::kInfraError);
 }
 
+TEST(VerdictDecisions, ALaneThatDiedExplainsACrashOrATimeoutButNotADecidedOutcome) {
+  EXPECT_TRUE(LaneDeathExplains(Outcome::kRuntimeError));
+  EXPECT_TRUE(LaneDeathExplains(Outcome::kTimeout));
+  for (Outcome o : {Outcome::kOk, Outcome::kIncorrect, Outcome::kCheat, Outcome::kFormatError,
+                    Outcome::kCompileError, Outcome::kInfraError}) {
+    EXPECT_FALSE(LaneDeathExplains(o));
+  }
+}
+
 TEST(VerdictDecisions, AMachineFaultInARunTimeBuildOutranksTheCandidatesOutcome) {
   for (Outcome o : {Outcome::kOk, Outcome::kIncorrect, Outcome::kCheat, Outcome::kRuntimeError}) {
     EXPECT_EQ(RunStatus(o, /*build_failed=*/true, /*environment_fault=*/true),

@@ -14,6 +14,18 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 Status Evaluator::Impl::EnsureLane(LaneState& ls, Verdict* v) {
+  if (!ls.lane->Alive()) {
+    // Its judge or zygote died (killed from outside, out of memory): the lane starts anew and
+    // loads everything again, so one lost process does not fail every later job on it.
+    if (auto s = ls.lane->Restart(); !s.ok()) {
+      return Status::Unavailable(
+          "the lane's judge or zygote died and the lane could not be started again: " +
+          s.message());
+    }
+    ls.problems.clear();
+    ls.device_key.clear();
+    ls.device_name.clear();
+  }
   if (ls.device_key.empty()) {
     auto a = native.get();
     if (!a.ok()) return a.status();
@@ -235,6 +247,16 @@ Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
   }
   execute::ExecResult r = ls.lane->Run(problem->id, *problem, cand.code, load_inline, eo);
   RecordRun(r, rb, path, jit_cache_warm, p);
+  if (LaneDeathExplains(r.outcome) && !ls.lane->Alive()) {
+    // The candidate's process went down with its lane (a killed worker takes both): its end
+    // says nothing about it. The lane starts again for the next job (EnsureLane).
+    v.diagnostics.insert(
+        v.diagnostics.begin(),
+        InfraDiagnostic("execute", Status::Unavailable("the lane's judge or zygote died while "
+                                                       "the candidate ran: not the candidate's "
+                                                       "doing")));
+    return Finish(p, VerdictStatus::kInfraError);
+  }
   auto environment_failed = [&] {
     v.diagnostics.push_back(EnvironmentDiagnostic(*rb.environment));
     return Finish(p, VerdictStatus::kInfraError);

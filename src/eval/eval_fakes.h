@@ -69,8 +69,10 @@ inline execute::ExecResult LaneFault(const std::string& code, const std::string&
 }
 
 struct FakeLane : LaneRunner {
-  std::atomic<int> readies{0}, loads{0}, baseline_timings{0}, runs{0};
-  std::optional<Status> ready_error, load_error;
+  std::atomic<int> readies{0}, loads{0}, baseline_timings{0}, runs{0}, restarts{0};
+  std::optional<Status> ready_error, load_error, restart_error;
+  // False: its judge or zygote died (a hook sets it); Restart makes it true again.
+  std::atomic<bool> alive{true};
   // The n-th Run (1-based) answers run(n, load_inline); by default a timed ok run.
   std::function<execute::ExecResult(int, const execute::LoadInlineFn&)> run;
   // TimeBaselines answers these in order, the last one again once they run out.
@@ -108,7 +110,27 @@ struct FakeLane : LaneRunner {
     int n = ++runs;
     return run ? run(n, load_inline) : TimedRun(1.0);
   }
+  bool Alive() override { return alive; }
+  Status Restart() override {
+    ++restarts;
+    if (restart_error) return *restart_error;
+    alive = true;
+    return Status::Ok();
+  }
 };
+
+// The candidate's process died in its run: runtime_error, as the lane reports a crash.
+inline execute::ExecResult Crash() {
+  execute::ExecResult r;
+  r.outcome = execute::Outcome::kRuntimeError;
+  r.load_ms = 10;
+  Diagnostic d;
+  d.stage = "correctness";
+  d.code = "crash";
+  d.message = "the candidate process died during the first trial: signal 9 (Killed)";
+  r.diagnostics.push_back(d);
+  return r;
+}
 
 // A built artifact, as a compile that succeeded gives it.
 inline build::Artifact BuiltArtifact(const std::string& name) {

@@ -148,6 +148,45 @@ TEST_F(EvaluatorTest, ALaneWhoseJudgeCrashedIsInfraErrorAndNothingIsStored) {
   EXPECT_FALSE(ev->Warm(problem).ok());
 }
 
+TEST_F(EvaluatorTest, ACrashWithItsLaneDeadIsInfraErrorAndTheNextJobGetsANewLane) {
+  auto ev = Make();
+  FakeLane& l = lane();
+  l.run = [&l](int n, const execute::LoadInlineFn&) {
+    if (n == 1) l.alive = false;  // a killed worker: the judge and zygote with the candidate
+    return n <= 2 ? fakes::Crash() : TimedRun(1.0);
+  };
+  Verdict v = ev->Evaluate(problem, candidate);
+  EXPECT_EQ(v.status, VerdictStatus::kInfraError);  // not runtime_error: no -1 for an honest one
+  ASSERT_FALSE(v.diagnostics.empty());
+  EXPECT_EQ(v.diagnostics[0].code, "infra");
+  EXPECT_NE(v.diagnostics[0].message.find("died while the candidate ran"), std::string::npos);
+  EXPECT_TRUE(HasDiagnostic(v, "correctness", "crash"));  // kept as evidence
+  EXPECT_EQ(Stored(), 0u);
+  // The next job restarts the lane, readies it and loads the problem again; a crash while the
+  // lane lives is the candidate's.
+  v = ev->Evaluate(problem, candidate + "\n# again\n");
+  EXPECT_EQ(v.status, VerdictStatus::kRuntimeError);
+  EXPECT_EQ(l.restarts.load(), 1);
+  EXPECT_EQ(l.readies.load(), 2);
+  EXPECT_EQ(l.loads.load(), 2);
+  EXPECT_EQ(ev->Evaluate(problem, candidate + "\n# third\n").status, VerdictStatus::kOk);
+  EXPECT_EQ(l.restarts.load(), 1);
+}
+
+TEST_F(EvaluatorTest, ALaneThatCannotStartAgainIsInfraErrorUntilItCan) {
+  auto ev = Make();
+  lane().alive = false;
+  lane().restart_error = Status::Unavailable("python3 not found");
+  Verdict v = ev->Evaluate(problem, candidate);
+  EXPECT_EQ(v.status, VerdictStatus::kInfraError);
+  EXPECT_NE(v.diagnostics[0].message.find("could not be started again: python3 not found"),
+            std::string::npos);
+  EXPECT_EQ(lane().runs.load(), 0);
+  lane().restart_error.reset();
+  EXPECT_EQ(ev->Evaluate(problem, candidate).status, VerdictStatus::kOk);
+  EXPECT_EQ(lane().restarts.load(), 2);
+}
+
 TEST_F(EvaluatorTest, ABuildStoppedAtItsLimitWhileCompilingIsTheCandidatesCompileError) {
   auto ev = Make();
   // The compilers were on a CPU all along (a template explosion): the code's fault.

@@ -14,7 +14,8 @@ namespace fs = std::filesystem;
 
 class RealLane : public LaneRunner {
  public:
-  explicit RealLane(std::unique_ptr<execute::Lane> lane) : lane_(std::move(lane)) {}
+  RealLane(std::unique_ptr<execute::Lane> lane, execute::LaneOptions opt)
+      : lane_(std::move(lane)), opt_(std::move(opt)) {}
   Result<execute::DeviceInfo> Ready(const fs::path& native_so, const std::string& module) override {
     return lane_->Ready(native_so, module);
   }
@@ -32,9 +33,17 @@ class RealLane : public LaneRunner {
                           const execute::ExecOptions& opt) override {
     return lane_->Run(problem_id, problem, code, load_inline, opt);
   }
+  bool Alive() override { return lane_->Alive(); }
+  Status Restart() override {
+    auto lane = execute::Lane::Start(opt_);
+    if (!lane.ok()) return lane.status();
+    lane_ = std::move(lane.value());  // the old lane's destructor reaps what is left of it
+    return Status::Ok();
+  }
 
  private:
   std::unique_ptr<execute::Lane> lane_;
+  execute::LaneOptions opt_;
 };
 
 class RealBuilder : public ArtifactBuilder {
@@ -121,7 +130,7 @@ Result<EvaluatorParts> RealParts(const EvalOptions& opt) {
     lo.work_dir = opt.cache_dir / "work" / ("lane" + std::to_string(i));
     auto lane = execute::Lane::Start(lo);  // imports torch in the background from here on
     if (!lane.ok()) return lane.status();
-    parts.lanes.push_back(std::make_unique<RealLane>(std::move(lane.value())));
+    parts.lanes.push_back(std::make_unique<RealLane>(std::move(lane.value()), lo));
   }
   parts.clock = RealClock();
   return parts;

@@ -44,6 +44,11 @@ class LaneRunner {
                                   const execute::ProblemInfo& problem, const std::string& code,
                                   const execute::LoadInlineFn& load_inline,
                                   const execute::ExecOptions& opt) = 0;
+  // Whether the lane's own processes (judge, zygote) are still there; one that died (killed
+  // from outside, out of memory) answers nothing again.
+  virtual bool Alive() = 0;
+  // Ends what is left of the lane and starts it anew: nothing loaded, Ready again.
+  virtual Status Restart() = 0;
 };
 
 // What the Evaluator asks of the builder (build::Builder). Thread-safe: Prepare builds from

@@ -201,6 +201,9 @@ class Lane {
   ExecResult Run(const std::string& problem_id, const ProblemInfo& problem,
                  const std::string& code, const LoadInlineFn& load_inline,
                  const ExecOptions& opt);
+  // Whether the judge and the zygote are both still running (reaps one that ended). A lane
+  // whose judge or zygote died answers every later request with an error: start a new one.
+  bool Alive();
 
   class Impl;  // defined in lane_impl.h, internal to execute
 

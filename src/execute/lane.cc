@@ -94,6 +94,8 @@ Result<std::unique_ptr<Lane>> Lane::Start(const LaneOptions& opt) {
   return std::unique_ptr<Lane>(new Lane(std::move(impl)));
 }
 
+bool Lane::Alive() { return impl_->judge.child.running() && impl_->zygote.child.running(); }
+
 Result<DeviceInfo> Lane::Ready(const fs::path& native_so, const std::string& module) {
   Impl& m = *impl_;
   if (m.ready) return m.device;
