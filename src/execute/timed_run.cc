@@ -98,7 +98,13 @@ bool CandidateRun::Time() {
   auto noop = lane_.NoopCost(problem_, pool_size, perturb_seed, t->delay_us);
   if (!noop.ok()) return Infra("the judge failed to calibrate timing: " + noop.status().message());
   double net = calls > 0 ? wall_sum / calls - *noop : 0;
-  double reported_mean = calls > 0 ? reported_sum / calls : 0;  // of the batches `net` is of
+  // The batches `net` is of: what the host did in them, and what it reported.
+  struct Measured {
+    HostTimes host;
+    double reported_sum = 0;
+    int calls = 0;
+    double per_call(double total) const { return calls > 0 ? total / calls : 0; }
+  } gap_of{waited, reported_sum, calls};
   auto escaped = [&] { return BeyondBound(net, t->summary.median_ms); };
   // A gap as it would be had the host's main thread never waited for a CPU in the batch(es)
   // that measured it.
@@ -106,10 +112,6 @@ bool CandidateRun::Time() {
     return calls > 0 && waited.ok ? gap - waited.thread_wait_ms / calls : gap;
   };
   double unqueued = unqueued_of(net);
-  double wait_ms = waited.thread_wait_ms;
-  // Every host thread's CPU per call in the batches `net` is of.
-  auto cpu_per_call = [&] { return calls > 0 && waited.ok ? waited.process_cpu_ms / calls : 0.0; };
-  double host_cpu_per_call = cpu_per_call();
   out_.host_cpu_ms = waited.thread_cpu_ms;
   out_.host_wait_ms = waited.thread_wait_ms;
   // Load on the machine (compilers, other lanes) slows the host side of every call and
@@ -133,38 +135,36 @@ bool CandidateRun::Time() {
       return Cheat("H08", "timing was tampered with: " + s.message());
     if (!s.ok()) return Failed("timing", "the timed calls", last_reply, last_timeout);
     double round_net = wall_sum / calls - *again;
-    if (round_net < net) {
-      wait_ms = waited.thread_wait_ms;
-      reported_mean = reported_sum / calls;
-      host_cpu_per_call = cpu_per_call();
-    }
+    if (round_net < net) gap_of = {waited, reported_sum, calls};
     net = std::min(net, round_net);
     if (waited.ok) unqueued = std::min(unqueued, unqueued_of(round_net));
   }
   const HostTimes span = ReadHostTimes(host) - span0;
   WallClockFacts facts;
   facts.median_ms = t->summary.median_ms;
-  facts.mean_ms = reported_mean;
+  facts.mean_ms = gap_of.per_call(gap_of.reported_sum);
   facts.gap_ms = net;
   facts.unqueued_gap_ms = unqueued;
   facts.host_times_ok = span.ok;
   facts.others_cpu_ms = span.others_cpu_ms();
   facts.span_ms = MsSince(timing_start);
   facts.host_has_children = facts.gap_ms > 0.05 && HasChildren(host);
-  facts.cpu_bounds_work = path_.device().kernels_on_host_cpus && waited.ok;
-  facts.host_cpu_per_call_ms = host_cpu_per_call;
+  // Every host thread's CPU per call, read in the same batches as the gap (never a reading of
+  // another round's).
+  facts.cpu_bounds_work = path_.device().kernels_on_host_cpus && gap_of.host.ok;
+  facts.host_cpu_per_call_ms = gap_of.per_call(gap_of.host.process_cpu_ms);
   const WallClock bound = JudgeWallClock(facts);
   const std::string seen = "reported " + FormatNumber(t->summary.median_ms) +
                            " ms per call but the wall clock saw " + FormatNumber(net) + " ms";
   const std::string escaped_why =
       seen + ": work escaped the timer (another stream or thread?)" +
-      (span.ok ? "; its host's main thread waited " + FormatNumber(wait_ms) +
+      (span.ok ? "; its host's main thread waited " + FormatNumber(gap_of.host.thread_wait_ms) +
                      " ms for a CPU, its other threads ran " +
                      FormatNumber(std::max(0.0, span.others_cpu_ms())) + " ms" +
-                     (facts.cpu_bounds_work ? ", all its threads used " +
-                                                  FormatNumber(host_cpu_per_call) +
-                                                  " ms of CPU per call"
-                                            : std::string())
+                     (facts.cpu_bounds_work
+                          ? ", all its threads used " + FormatNumber(facts.host_cpu_per_call_ms) +
+                                " ms of CPU per call"
+                          : std::string())
                : std::string());
   // The bound is ruled on with the timed outputs (JudgeTiming), once they are checked.
   const bool gap_escaped = bound == WallClock::kEscaped;
@@ -241,11 +241,11 @@ bool CandidateRun::Time() {
       // `cheat` either, but not measured, to be evaluated again (infrastructure results are
       // never stored).
       out_.outcome = Outcome::kInfraError;
-      out_.diagnostics.push_back(Diag("timing", kBusyCode,
-                                      "the machine was too busy to time this candidate: it " +
-                                          seen + ", and its host waited " + FormatNumber(wait_ms) +
-                                          " ms for a CPU during those calls",
-                                      0, "Evaluate it again on a quieter machine."));
+      out_.diagnostics.push_back(Diag(
+          "timing", kBusyCode,
+          "the machine was too busy to time this candidate: it " + seen + ", and its host waited " +
+              FormatNumber(gap_of.host.thread_wait_ms) + " ms for a CPU during those calls",
+          0, "Evaluate it again on a quieter machine."));
       return false;
     case TimingEnd::kEscaped:
       return Cheat("H07", escaped_why);
