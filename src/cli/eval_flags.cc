@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "backend/backend.h"
+#include "common/tolerance.h"
 
 namespace kf::cli {
 
@@ -33,8 +34,7 @@ eval::EvalOptions ToEvalOptions(const EvalFlags& f) {
   opt.reward.significance = !f.no_significance;
   opt.exec.trials = f.trials;
   opt.exec.seed = f.seed;
-  if (f.atol >= 0) opt.exec.atol["float32"] = f.atol;
-  if (f.rtol >= 0) opt.exec.rtol["float32"] = f.rtol;
+  opt.exec.tolerances = DefaultTolerances(f.atol, f.rtol);
   opt.exec.timing.budget_ms = f.timing_budget_ms;
   opt.exec.call_timeout = std::chrono::seconds(f.call_timeout_s);
   opt.exec.load_timeout = std::chrono::seconds(f.load_timeout_s);

@@ -24,7 +24,7 @@ struct EvalFlags {
   bool light_headers = false;  // eval::EvalOptions::light_headers (opt-in, on trial)
   int trials = 5;
   uint64_t seed = 0;          // 0: fresh from the OS (--seed: eval, bench, feasibility only)
-  double atol = -1, rtol = -1;  // float32 tolerances; negative: the judge's (1e-4)
+  double atol = -1, rtol = -1;  // float32 tolerances; negative: DefaultTolerances'
   bool no_baselines = false;
   bool no_significance = false;  // speed bonus, Faster Rate and fast_p from point estimates
   double timing_budget_ms = 2000;

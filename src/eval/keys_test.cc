@@ -60,8 +60,9 @@ TEST(VerdictKey, EveryVerdictShapingOptionSeparates) {
       {"backend", [](EvalOptions& o) { o.backend = "cuda"; }},
       {"trials", [](EvalOptions& o) { o.exec.trials = 10; }},
       {"seed", [](EvalOptions& o) { o.exec.seed = 42; }},
-      {"atol", [](EvalOptions& o) { o.exec.atol["float32"] = 1e-2; }},
-      {"rtol", [](EvalOptions& o) { o.exec.rtol["float32"] = 1e-2; }},
+      {"atol", [](EvalOptions& o) { o.exec.tolerances = DefaultTolerances(1e-2, -1); }},
+      {"rtol", [](EvalOptions& o) { o.exec.tolerances = DefaultTolerances(-1, 1e-2); }},
+      {"float16 atol", [](EvalOptions& o) { o.exec.tolerances.atol["float16"] = 1e-3; }},
       {"allow_libraries", [](EvalOptions& o) { o.exec.allow_libraries = true; }},
       {"runtime_rules", [](EvalOptions& o) { o.exec.runtime_rules = false; }},
       {"no baselines", [](EvalOptions& o) { o.baselines = false; }},
@@ -95,6 +96,16 @@ TEST(VerdictKey, PlumbingOptionsDoNotSeparate) {
   b.cache_dir = "/elsewhere";
   b.pch = false;
   EXPECT_EQ(KeyWith(a), KeyWith(b));
+}
+
+// The key holds the tolerances the judge applies, not the flags that asked for them: --atol
+// 1e-4 is the default, and its verdicts are the default's.
+TEST(VerdictKey, ToleranceKeyIsOfTheEffectiveMaps) {
+  EvalOptions plain, same;
+  same.exec.tolerances = DefaultTolerances(1e-4, 1e-4);
+  EXPECT_EQ(KeyWith(plain), KeyWith(same));
+  EXPECT_EQ(VerdictSettings(plain)["atol"],
+            json({{"float32", 1e-4}, {"float64", 1e-7}, {"float16", 1e-2}, {"bfloat16", 1e-2}}));
 }
 
 // Options added later leave the settings of a job that does not use them as they were, so

@@ -11,16 +11,16 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "backend/backend.h"
 #include "common/diagnostic.h"
 #include "common/status.h"
+#include "common/tolerance.h"
 #include "execute/memory.h"
 #include "execute/policy.h"
 #include "execute/timing.h"
@@ -75,7 +75,8 @@ using LoadInlineFn = std::function<LoadInlineReply(const nlohmann::json& args)>;
 struct ExecOptions {
   int trials = 5;           // seeded correctness trials (plus an A/B/A repeat and a signed trial)
   uint64_t seed = 0;        // secret seed; 0 draws one from the OS
-  std::map<std::string, double> atol, rtol;  // per dtype name; empty = judge defaults
+  // The check's atol and rtol per output dtype, sent to the judge whole (common/tolerance.h).
+  Tolerances tolerances = DefaultTolerances();
   bool time_candidate = true;
   // Runtime legality: profile one forward (torch compute, vendor kernels, own extension used)
   // and one ablation call (the extension's results replaced with NaN must change the answer).

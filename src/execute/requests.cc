@@ -30,17 +30,16 @@ json Prepare(const std::string& problem, const std::string& slot, uint64_t seed,
   return msg;
 }
 
-json Check(const std::string& problem, const std::string& slot,
-           const std::map<std::string, double>& atol, const std::map<std::string, double>& rtol,
+json Check(const std::string& problem, const std::string& slot, const Tolerances& tol,
            const json& perturb) {
-  // An empty map is an empty object (the judge's defaults), never null.
+  // An empty map is an empty object (every dtype exact), never null.
   json msg = {{"op", "check"},
               {"problem", problem},
               {"slot", slot},
               {"atol", json::object()},
               {"rtol", json::object()}};
-  for (const auto& [dtype, v] : atol) msg["atol"][dtype] = v;
-  for (const auto& [dtype, v] : rtol) msg["rtol"][dtype] = v;
+  for (const auto& [dtype, v] : tol.atol) msg["atol"][dtype] = v;
+  for (const auto& [dtype, v] : tol.rtol) msg["rtol"][dtype] = v;
   if (!perturb.is_null()) msg["perturb"] = perturb;
   return msg;
 }

@@ -5,11 +5,12 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "common/tolerance.h"
 
 namespace kf::execute::requests {
 using nlohmann::json;
@@ -25,8 +26,9 @@ json LoadProblem(const std::string& id, const std::filesystem::path& path, uint6
 // likewise.
 json Prepare(const std::string& problem, const std::string& slot, uint64_t seed,
              std::optional<bool> signed_inputs = {}, uint64_t swap_seed = 0, int variant = -1);
-json Check(const std::string& problem, const std::string& slot,
-           const std::map<std::string, double>& atol, const std::map<std::string, double>& rtol,
+// `tol`'s maps go whole: the judge has no defaults of its own (a dtype they do not name is
+// compared exactly).
+json Check(const std::string& problem, const std::string& slot, const Tolerances& tol,
            const json& perturb = json());
 // A batch of the reference in `mode` ("eager", "compile").
 json TimeReference(const std::string& problem, const std::string& mode,

@@ -114,7 +114,7 @@ bool CandidateRun::End(const Failure& f) {
 }
 
 Result<json> CandidateRun::CheckSlot(const std::string& slot, const json& perturb) {
-  return lane_.JudgeRequest(problem_, requests::Check(problem_, slot, opt_.atol, opt_.rtol, perturb),
+  return lane_.JudgeRequest(problem_, requests::Check(problem_, slot, opt_.tolerances, perturb),
                             milliseconds(300000));
 }
 
