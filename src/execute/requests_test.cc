@@ -89,6 +89,19 @@ TEST(RequestsTest, TheAnswerToALoadInlineEventFits) {
           .ok());
 }
 
+// The judge keeps no tolerances: a check carries both maps whole, the flags' float32 override
+// in place, and one without them is refused.
+TEST(RequestsTest, ACheckCarriesTheTolerancesWhole) {
+  json msg = Check("p1", "main", DefaultTolerances(1e-3));
+  EXPECT_EQ(msg["atol"],
+            json({{"float32", 1e-3}, {"float64", 1e-7}, {"float16", 1e-2}, {"bfloat16", 1e-2}}));
+  EXPECT_EQ(msg["rtol"],
+            json({{"float32", 1e-4}, {"float64", 1e-7}, {"float16", 1e-2}, {"bfloat16", 1e-2}}));
+  msg.erase("atol");
+  EXPECT_EQ(protocol::Embedded().CheckRequest("judge", msg).message(),
+            "judge 'check' request: missing required field 'atol'");
+}
+
 TEST(RequestsTest, AWrongRequestIsNamedByOpAndField) {
   json msg = Prepare("p1", "T0", 42);
   msg["seed"] = "42";

@@ -247,7 +247,8 @@ class RealRepliesTest(unittest.TestCase):
             h.run_batch = FakeNative().run_batch
             h.serve()
             hosts.append(host)
-            yield {"op": "check", "problem": "p", "slot": "main", "atol": {}, "rtol": {},
+            yield {"op": "check", "problem": "p", "slot": "main", "atol": {"float32": 1e-4},
+                   "rtol": {"float32": 1e-4},
                    "perturb": {"seed": 9, "index": 1}}
             self.assertTrue(chan.sent[-1]["pass"], chan.sent[-1])
             yield {"op": "release_slots"}
