@@ -1,11 +1,12 @@
 """Problem lint: flags problems that a trivial answer would pass (docs/RULES.md: H12, H10/H11).
 
-    python3 -m kforge_runner.lint [--device cpu|cuda] [--draws N] PATH...
+    python3 -m kforge_runner.lint --atol JSON --rtol JSON [--device cpu|cuda] [--draws N] PATH...
 
 PATH is a problem file or a folder (searched recursively for *.py files that define `Model`).
 Each problem is loaded the way the judge loads it (seeded get_init_inputs, Model(*init),
 seeded get_inputs), its reference output is computed on a few seeded input draws, and these
-trivial answers are tried against it with the judge's allclose and default tolerances:
+trivial answers are tried against it with the judge's allclose and tolerances (--atol and
+--rtol: per dtype name, as kforge sends the judge; a dtype they do not name is exact):
 
     zero_output       all zeros
     constant_output   one constant (the first draw's output mean) for every draw
@@ -13,7 +14,7 @@ trivial answers are tried against it with the judge's allclose and default toler
     subsample_output  the first half of the leading dimension tiled over the whole of it, or
                       the first row broadcast (the output barely depends on most of the batch)
     low_variation     the midrange (max + min) / 2 of each draw passes, i.e. max - min
-                      is within the tolerance; low_std: its standard deviation is below atol
+                      is within the tolerances; low_std: its standard deviation is below atol
     mostly_trivial    zeros or a constant match at least 99% of the elements (a kernel that
                       computes a few elements and fills the rest passes a loose check)
     nonfinite_output  the reference itself has NaN or Inf
@@ -40,10 +41,9 @@ import traceback
 import torch
 
 from . import contract
+from .check import tolerances
 from .common import as_list
 
-# The judge's default tolerances (check.TOLERANCE); atol = rtol.
-TOLERANCE = {torch.float32: 1e-4, torch.float64: 1e-7, torch.float16: 1e-2, torch.bfloat16: 1e-2}
 INIT_SEED = 1234
 DRAW_SEEDS = (11, 22, 33)
 MOSTLY = 0.99
@@ -108,17 +108,17 @@ def reference(model, inputs):
     return [r.detach() for r in refs]
 
 
-def _close(got, ref, tol):
-    """The judge's test: allclose with atol = rtol = tol, NaN only where the reference has it."""
+def _close(got, ref, atol, rtol):
+    """The judge's test: allclose, NaN only where the reference has it."""
     got = got.to(ref.dtype)
-    return bool(torch.allclose(got, ref, atol=tol, rtol=tol, equal_nan=True))
+    return bool(torch.allclose(got, ref, atol=atol, rtol=rtol, equal_nan=True))
 
 
-def _frac_close(got, ref, tol):
+def _frac_close(got, ref, atol, rtol):
     got = got.to(ref.dtype)
     if ref.numel() == 0:
         return 1.0
-    return float(torch.isclose(got, ref, atol=tol, rtol=tol, equal_nan=True).float().mean())
+    return float(torch.isclose(got, ref, atol=atol, rtol=rtol, equal_nan=True).float().mean())
 
 
 def _tiled_first_half(ref):
@@ -128,14 +128,13 @@ def _tiled_first_half(ref):
     return torch.cat([ref[:h]] * reps, dim=0)[:n]
 
 
-def check_output(k, refs, inputs_per_draw, multi):
-    """Findings for output k; refs[d] is that output on draw d."""
+def check_output(k, refs, inputs_per_draw, multi, atol, rtol):
+    """Findings for output k; refs[d] is that output on draw d; atol, rtol: its dtype's."""
     findings = []
     name = "output %d" % k if multi else "the output"
     r0 = refs[0]
     if not r0.is_floating_point():
         return findings
-    tol = TOLERANCE.get(r0.dtype, 1e-4)
     if any(not bool(torch.isfinite(r).all()) for r in refs):
         findings.append({"code": "nonfinite_output",
                          "message": "%s has NaN or Inf on the problem's own inputs" % name})
@@ -145,13 +144,13 @@ def check_output(k, refs, inputs_per_draw, multi):
         return findings
 
     def passes(make):
-        return all(_close(make(d, r), r, tol) for d, r in enumerate(refs))
+        return all(_close(make(d, r), r, atol, rtol) for d, r in enumerate(refs))
 
     const = float(r0.double().mean())
     if passes(lambda d, r: torch.zeros_like(r)):
         findings.append({"code": "zero_output",
-                         "message": "all zeros passes for %s (max |ref| = %.3g, tolerance %g)"
-                         % (name, max(float(r.abs().max()) for r in refs), tol)})
+                         "message": "all zeros passes for %s (max |ref| = %.3g, atol %g)"
+                         % (name, max(float(r.abs().max()) for r in refs), atol)})
     elif passes(lambda d, r: torch.full_like(r, const)):
         findings.append({"code": "constant_output",
                          "message": "the constant %.6g passes for %s on every draw" % (const, name)})
@@ -176,13 +175,13 @@ def check_output(k, refs, inputs_per_draw, multi):
                          "message": "%s varies by at most %.3g (max - min): its midrange passes"
                                     % (name, max(spreads))})
     stds = [float(r.double().std()) if r.numel() > 1 else 0.0 for r in refs]
-    if all(s <= tol for s in stds):
+    if all(s <= atol for s in stds):
         findings.append({"code": "low_std",
-                         "message": "%s has standard deviation %.3g, below the tolerance %g"
-                                    % (name, max(stds), tol)})
+                         "message": "%s has standard deviation %.3g, below atol %g"
+                                    % (name, max(stds), atol)})
     if not any(f["code"] in ("zero_output", "constant_output") for f in findings):
-        fz = min(_frac_close(torch.zeros_like(r), r, tol) for r in refs)
-        fc = min(_frac_close(torch.full_like(r, const), r, tol) for r in refs)
+        fz = min(_frac_close(torch.zeros_like(r), r, atol, rtol) for r in refs)
+        fc = min(_frac_close(torch.full_like(r, const), r, atol, rtol) for r in refs)
         if max(fz, fc) >= MOSTLY:
             what = "zeros" if fz >= fc else "the constant %.6g" % const
             findings.append({"code": "mostly_trivial",
@@ -191,7 +190,9 @@ def check_output(k, refs, inputs_per_draw, multi):
     return findings
 
 
-def lint_problem(path, device="cpu", seeds=DRAW_SEEDS):
+def lint_problem(path, atol, rtol, device="cpu", seeds=DRAW_SEEDS):
+    """The findings and input contract of one problem file; atol, rtol: the judge's maps
+    (dtype name -> value)."""
     try:
         module, model = load_problem(path, device)
         inputs_per_draw, refs_per_draw = [], []
@@ -214,7 +215,8 @@ def lint_problem(path, device="cpu", seeds=DRAW_SEEDS):
             refs = [r[k] for r in refs_per_draw]
             if len({tuple(r.shape) for r in refs}) != 1:
                 continue
-            findings.extend(check_output(k, refs, inputs_per_draw, n > 1))
+            findings.extend(check_output(k, refs, inputs_per_draw, n > 1,
+                                         *tolerances(atol, rtol, refs[0].dtype)))
     result = {"problem": path, "ok": not findings, "findings": findings}
     result.update(contract_of(inputs_per_draw))
     return result
@@ -237,9 +239,30 @@ def contract_of(inputs_per_draw):
             "signed_trial": "runs" if signable else "skipped: " + contract.why_unsigned(c)}
 
 
+def dtype_map(text):
+    """An argparse type: a JSON object of dtype name -> number (--atol, --rtol)."""
+    try:
+        m = json.loads(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError("not JSON: %s" % e)
+    if not isinstance(m, dict) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in m.values()):
+        raise argparse.ArgumentTypeError("not a JSON object of dtype name -> number: %s" % text)
+    return m
+
+
+def add_tolerance_flags(ap, required=True):
+    """--atol and --rtol: the judge's tolerances per dtype name, whole, from kforge
+    (src/common/tolerance.h); the runner has none of its own."""
+    for flag in ("--atol", "--rtol"):
+        ap.add_argument(flag, type=dtype_map, required=required, metavar="JSON",
+                        help="%s per output dtype name, e.g. '{\"float32\": 1e-4}'" % flag[2:])
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python3 -m kforge_runner.lint",
                                  description="Flag problems that a trivial answer passes.")
+    add_tolerance_flags(ap)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--draws", type=int, default=len(DRAW_SEEDS))
     ap.add_argument("paths", nargs="+")
@@ -248,7 +271,7 @@ def main(argv=None):
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     for path in find_problems(args.paths):
-        result = lint_problem(path, args.device, seeds)
+        result = lint_problem(path, args.atol, args.rtol, args.device, seeds)
         sys.stdout.write(json.dumps(result) + "\n")
         sys.stdout.flush()
     return 0

@@ -1,12 +1,14 @@
 """The PyTorch side of `kforge synth`: run and time synthesized problems' references.
 
-    python3 -m kforge_runner.synth check [--device cpu|cuda] [--draws N] PATH...
+    python3 -m kforge_runner.synth check --atol JSON --rtol JSON [--device cpu|cuda]
+                                         [--draws N] PATH...
     python3 -m kforge_runner.synth time [--device cpu|cuda] [--stop-ms MS] PATH...
 
 check: the lint-problems checks (lint.lint_problem: finite, not zeros, not a constant, not an
 input, not a subsample, varies more than the tolerance), then, for a half or bfloat16 problem,
 that float math passes its own tolerance (the model and inputs upcast to float32, the result
-rounded back, compared with the judge's test: a problem whose low-precision reference rounds
+rounded back, compared with the judge's test at --atol and --rtol, the tolerances per dtype
+name kforge sends the judge: a problem whose low-precision reference rounds
 away from float math by more than that is one an honest kernel fails), then the reference on
 each entry of
 KFORGE_SHAPE_VARIANTS (it must run and stay finite, as the judge requires at load time), then
@@ -30,6 +32,7 @@ import traceback
 import torch
 
 from . import lint
+from .check import tolerances
 
 VARIANT_SEED = 77
 
@@ -71,10 +74,11 @@ def _upcast(x):
     return x.float() if isinstance(x, torch.Tensor) and x.dtype in LOW_PRECISION else x
 
 
-def conditioning(module, model, device, seed=lint.DRAW_SEEDS[0]):
-    """A finding when float math misses the problem's own tolerance on a low-precision output,
-    else None. Float math is what an honest kernel that accumulates in float32 computes; the
-    judge compares with the reference rounded step by step in half or bfloat16."""
+def conditioning(module, model, device, atol, rtol, seed=lint.DRAW_SEEDS[0]):
+    """A finding when float math misses the problem's own tolerance (atol, rtol: the judge's
+    maps) on a low-precision output, else None. Float math is what an honest kernel that
+    accumulates in float32 computes; the judge compares with the reference rounded step by step
+    in half or bfloat16."""
     inputs = lint.draw(module, seed, device)
     refs = lint.reference(model, inputs)
     if not any(r.dtype in LOW_PRECISION for r in refs):
@@ -84,26 +88,28 @@ def conditioning(module, model, device, seed=lint.DRAW_SEEDS[0]):
     for k, (r, r32) in enumerate(zip(refs, refs32)):
         if r.dtype not in LOW_PRECISION:
             continue
-        tol = lint.TOLERANCE[r.dtype]
-        if not lint._close(r32, r, tol):
+        at, rt = tolerances(atol, rtol, r.dtype)
+        if not lint._close(r32, r, at, rt):
             return {"code": "ill_conditioned",
                     "message": "output %d: float32 math rounded to %s differs from the %s "
-                               "reference beyond its tolerance %g on %.1f%% of the elements (an "
-                               "honest kernel would fail)" % (
-                                   k, str(r.dtype)[6:], str(r.dtype)[6:], tol,
-                                   100.0 * (1.0 - lint._frac_close(r32, r, tol)))}
+                               "reference beyond its tolerance (atol %g, rtol %g) on %.1f%% of "
+                               "the elements (an honest kernel would fail)" % (
+                                   k, str(r.dtype)[6:], str(r.dtype)[6:], at, rt,
+                                   100.0 * (1.0 - lint._frac_close(r32, r, at, rt)))}
     return None
 
 
-def check(path, device, seeds):
-    result = lint.lint_problem(path, device, seeds)
+def check(path, device, seeds, atol, rtol):
+    """The findings of one synthesized problem; atol, rtol: the judge's maps (dtype name ->
+    value)."""
+    result = lint.lint_problem(path, atol, rtol, device, seeds)
     findings = list(result["findings"])
     out = {"problem": path, "ok": False, "findings": findings, "reference_ms": None}
     if findings:
         return out
     try:
         module, model = lint.load_problem(path, device)
-        bad = conditioning(module, model, device)
+        bad = conditioning(module, model, device, atol, rtol)
         if bad:
             findings.append(bad)
         for i, v in enumerate(getattr(module, "KFORGE_SHAPE_VARIANTS", []) or []):
@@ -144,14 +150,17 @@ def main(argv=None):
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--draws", type=int, default=len(lint.DRAW_SEEDS))
     ap.add_argument("--stop-ms", type=float, default=30.0)
+    lint.add_tolerance_flags(ap, required=False)  # check's, not time's
     ap.add_argument("paths", nargs="+")
     args = ap.parse_args(argv)
+    if args.mode == "check" and (args.atol is None or args.rtol is None):
+        ap.error("check needs --atol and --rtol (the judge's tolerances per dtype name)")
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     seeds = tuple(11 * (i + 1) for i in range(max(1, args.draws)))
     for path in args.paths:
         if args.mode == "check":
-            result = check(path, args.device, seeds)
+            result = check(path, args.device, seeds, args.atol, args.rtol)
         else:
             result = time_sets(path, args.device, args.stop_ms)
         sys.stdout.write(json.dumps(result) + "\n")

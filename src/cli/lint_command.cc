@@ -12,6 +12,7 @@
 #include "backend/backend.h"
 #include "cli/commands.h"
 #include "common/process.h"
+#include "common/tolerance.h"
 #include "eval/eval.h"
 
 namespace kf::cli {
@@ -45,6 +46,10 @@ int RunLint(const LintFlags& f) {
   SpawnOptions so;
   so.argv = {python, "-m", "kforge_runner.lint", "--device", backend, "--draws",
              std::to_string(f.draws)};
+  // The judge's default tolerances: a problem is linted against the check it will face.
+  const Tolerances tol = DefaultTolerances();
+  so.argv.insert(so.argv.end(), {"--atol", nlohmann::json(tol.atol).dump(), "--rtol",
+                                 nlohmann::json(tol.rtol).dump()});
   for (const auto& p : f.paths) so.argv.push_back(std::filesystem::absolute(p).string());
   so.env_set = {"PYTHONPATH=" + runner.string(), "PYTHONDONTWRITEBYTECODE=1"};
   so.stdout_path = out_path;

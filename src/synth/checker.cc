@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "common/process.h"
+#include "common/tolerance.h"
 #include "synth/synth.h"
 
 namespace kf::synth {
@@ -16,7 +17,11 @@ class PythonChecker : public Checker {
   explicit PythonChecker(PythonCheckerOptions opt) : opt_(std::move(opt)) {}
 
   Result<std::vector<CheckResult>> Check(const std::vector<std::filesystem::path>& files) override {
-    auto lines = Run({"check", "--draws", std::to_string(opt_.draws)}, files);
+    // The judge's default tolerances: a problem is kept only if an honest kernel meets them.
+    const Tolerances tol = DefaultTolerances();
+    auto lines = Run({"check", "--draws", std::to_string(opt_.draws), "--atol",
+                      json(tol.atol).dump(), "--rtol", json(tol.rtol).dump()},
+                     files);
     if (!lines.ok()) return lines.status();
     std::vector<CheckResult> out;
     for (const auto& j : *lines) {

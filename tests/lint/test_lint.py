@@ -13,6 +13,10 @@ sys.path.insert(0, RUNNER)
 
 from kforge_runner import lint  # noqa: E402
 
+# The judge's tolerances as kforge sends them (src/common/tolerance.cc's defaults).
+TOL = {"float32": 1e-4, "float64": 1e-7, "float16": 1e-2, "bfloat16": 1e-2}
+TOL_ARGS = ["--atol", json.dumps(TOL), "--rtol", json.dumps(TOL)]
+
 TEMPLATE = '''
 import torch
 import torch.nn as nn
@@ -62,7 +66,8 @@ class LintTest(unittest.TestCase):
         with open(os.path.join(cls.tmp.name, "helper.py"), "w") as f:
             f.write("X = 1\n")  # no Model: not a problem
         cls.results = {os.path.basename(r["problem"]): r
-                       for r in (lint.lint_problem(p) for p in lint.find_problems([cls.tmp.name]))}
+                       for r in (lint.lint_problem(p, TOL, TOL)
+                                 for p in lint.find_problems([cls.tmp.name]))}
 
     @classmethod
     def tearDownClass(cls):
@@ -103,14 +108,14 @@ class LintTest(unittest.TestCase):
             p = os.path.join(d, "broken.py")
             with open(p, "w") as f:
                 f.write("class Model:\n    pass\n")  # no get_inputs
-            r = lint.lint_problem(p)
+            r = lint.lint_problem(p, TOL, TOL)
         self.assertFalse(r["ok"])
         self.assertEqual(r["findings"][0]["code"], "load_error")
 
     def test_command_line(self):
         env = dict(os.environ, PYTHONPATH=RUNNER)
-        p = subprocess.run([sys.executable, "-m", "kforge_runner.lint",
-                            os.path.join(self.tmp.name, "softmax.py"),
+        p = subprocess.run([sys.executable, "-m", "kforge_runner.lint"] + TOL_ARGS +
+                           [os.path.join(self.tmp.name, "softmax.py"),
                             os.path.join(self.tmp.name, "const_zero.py")],
                            capture_output=True, text=True, env=env, timeout=300)
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -119,6 +124,29 @@ class LintTest(unittest.TestCase):
         self.assertEqual([l["ok"] for l in lines], [True, False])
         for l in lines:
             self.assertEqual(set(l), {"problem", "ok", "findings", "contract", "signed_trial"})
+
+    def test_the_tolerances_are_the_ones_given(self):
+        # near_const varies by about 1e-6: flagged at 1e-4, not at 1e-9; float32 left out of
+        # the maps is compared exactly, as the judge does.
+        path = os.path.join(self.tmp.name, "near_const.py")
+        tight = dict(TOL, float32=1e-9)
+        self.assertEqual(lint.lint_problem(path, tight, tight)["findings"], [])
+        no_float32 = {"float16": 1e-2}
+        self.assertEqual(lint.lint_problem(path, no_float32, no_float32)["findings"], [])
+
+    def test_the_command_line_needs_the_tolerances(self):
+        env = dict(os.environ, PYTHONPATH=RUNNER)
+        path = os.path.join(self.tmp.name, "softmax.py")
+        for args, missing in (([], "--atol, --rtol"), (TOL_ARGS[:2], "--rtol")):
+            p = subprocess.run([sys.executable, "-m", "kforge_runner.lint"] + args + [path],
+                               capture_output=True, text=True, env=env, timeout=300)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn("the following arguments are required: " + missing, p.stderr)
+        p = subprocess.run([sys.executable, "-m", "kforge_runner.lint", "--atol", "[1e-4]",
+                            "--rtol", json.dumps(TOL), path],
+                           capture_output=True, text=True, env=env, timeout=300)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("argument --atol: not a JSON object", p.stderr)
 
     def test_contract_reported(self):
         # relu_of_rand draws torch.rand: non-negative, in [0, 1); its signed trial is skipped.
