@@ -35,6 +35,13 @@ constexpr Entry kBannedPaths[] = {
     {"torch.cuda.StreamContext", "H07", "switching CUDA streams"},
     {"torch.cuda.streams", "H07", "side CUDA streams"},
     {"torch.Stream", "H07", "a side stream"},
+    // What torch.cuda.Stream and torch.Stream are made from, and what switches streams
+    // underneath torch.cuda.set_stream: the same side streams under private names (seen on
+    // an H100, 2026-12-05: a CUDA graph replayed on torch._C._CudaStreamBase's stream, its work
+    // hidden inside the timing's GPU delay).
+    {"torch._C._CudaStreamBase", "H07", "a side CUDA stream"},
+    {"torch._C.Stream", "H07", "a side stream"},
+    {"torch._C._cuda_setStream", "H07", "switching CUDA streams"},
     // CUDA graphs from Python: H07 under every policy (docs/RULES.md, "CUDA graphs under the
     // two policies").
     {"torch.cuda.graph", "H07", "CUDA graphs", true},

@@ -78,6 +78,12 @@ TEST(PythonRulesTest, SideStreamsAndThreads) {
   EXPECT_EQ(
       Findings("from torch import cuda as c\n" + WithForward("        c.set_stream(c.Stream())\n")),
       "H07:14");
+  // The private classes and functions the public stream API is made of: the same side streams.
+  EXPECT_EQ(Findings(WithForward("        s = torch._C._CudaStreamBase(priority=0)\n"
+                                 "        return ext.f(x, s.cuda_stream)\n")),
+            "H07:13");
+  EXPECT_EQ(Findings("from torch._C import _CudaStreamBase as S\n"), "H07:9");
+  EXPECT_EQ(Findings(WithForward("        torch._C._cuda_setStream(1, 0, 0)\n")), "H07:13");
   // The current stream is the timed stream: allowed.
   EXPECT_EQ(Findings(WithForward("        s = torch.cuda.current_stream().cuda_stream\n"
                                  "        return ext.f(x, s)\n")),
