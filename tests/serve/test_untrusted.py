@@ -13,7 +13,7 @@ usage: test_untrusted.py KFORGE [CACHE]
 import os
 import socket
 
-from common import Cluster, PROBLEMS, RELU, fresh, http, read, run_test
+from common import BACKEND, Cluster, PROBLEMS, RELU, fresh, http, read, run_test
 
 ESCAPE = '''
 import os
@@ -90,6 +90,15 @@ def contained(url, tmp):
                          {"problem_source": problem, "candidate": read(RELU)}, timeout=600)
     assert code == 200, body
     result = body["results"][0]
+    if BACKEND != "cpu":
+        # Not judged on a GPU yet (src/execute/lane.cc, Lane::LoadProblem): refused with the
+        # reason, no reward, never a runtime_error blamed on the candidate.
+        messages = " ".join(d["message"] for d in result["verdict"]["diagnostics"])
+        assert result["status"] == "infra_error" and result["reward"] is None, result
+        assert "cannot be judged on " + BACKEND in messages, messages
+        assert not os.path.exists(marker), "the untrusted problem wrote " + marker
+        print("refused on %s: %s" % (BACKEND, messages[:200]))
+        return
     assert result["status"] == "ok", result
     assert result["verdict"]["problem"]["id"] == "inline", result
     assert not os.path.exists(marker), "the untrusted problem wrote " + marker
