@@ -69,7 +69,15 @@ def run(args, problem, candidate, baselines=True, env=None):
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, env=env)
     wall = time.time() - t0
     if p.returncode != 0:
-        raise AssertionError("exit code %d\nstdout: %s\nstderr: %s" % (p.returncode, p.stdout[-3000:], p.stderr[-3000:]))
+        e = AssertionError("exit code %d\nstdout: %s\nstderr: %s" % (p.returncode, p.stdout[-3000:], p.stderr[-3000:]))
+        # The whole verdict (an infra_error's diagnostics come first in it, past the 3,000
+        # characters above) goes to --results, so a device run brings back why.
+        try:
+            e.verdict = json.loads(p.stdout)
+        except ValueError:
+            e.verdict = None
+        e.stderr = p.stderr[-20000:]
+        raise e
     return json.loads(p.stdout), wall
 
 
@@ -301,6 +309,12 @@ def main():
             print("PASS %-40s %-14s %6.1f s" % (name, v["status"], wall), flush=True)
         except (AssertionError, ValueError, subprocess.TimeoutExpired) as e:
             failed += 1
+            if results and results[-1]["example"] == name:  # the verdict came, its check failed
+                results[-1]["failed"] = str(e)[:3000]
+            else:  # no verdict checked: the whole reply, if any, for the record
+                results.append({"example": name, "expect": expect, "failed": str(e)[:3000],
+                                "verdict": getattr(e, "verdict", None),
+                                "stderr": getattr(e, "stderr", None)})
             print("FAIL %-40s %s" % (name, str(e)[:3000]), flush=True)
 
     # The second evaluation of a candidate must not run the compiler.

@@ -31,6 +31,11 @@ def main(path):
     print("|" + "---|" * 17)
     for r in rows:
         v = r["verdict"]
+        if v is None or "wall_s" not in r:  # a run that failed with no verdict to check
+            print("| %s | %s | failed: %s |" % (r["example"], r["expect"],
+                                                 r.get("failed", "").splitlines()[0][:90].replace("|", "/")) +
+                  " |" * 14)
+            continue
         t = v["timing"]
         cand = t["candidate_ms"]["median"] if t.get("candidate_ms") else None
         sec = lambda n: fmt(stage_ms(v, n) / 1000, 3) if stage_ms(v, n) is not None else "—"
