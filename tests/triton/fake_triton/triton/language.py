@@ -149,6 +149,13 @@ max = _reduce(np.max)  # noqa: A001
 min = _reduce(np.min)  # noqa: A001
 
 
+def cumsum(x, axis=0, reverse=False, dtype=None, **_):
+    x = np.asarray(x)
+    if reverse:
+        return _block(np.flip(np.cumsum(np.flip(x, axis), axis=axis, dtype=dtype), axis))
+    return _block(np.cumsum(x, axis=axis, dtype=dtype))
+
+
 def dot(a, b, acc=None, input_precision=None, allow_tf32=None, out_dtype=float32, **_):
     out = np.asarray(a, dtype=np.float32) @ np.asarray(b, dtype=np.float32)
     return _block(out if acc is None else np.asarray(acc) + out)
