@@ -5,9 +5,11 @@ It checks what the stand-in can: each kernel's indexing, masks, strides, reducti
 epilogue compute the reference's answer (ragged sizes: every size above 64 becomes an odd one
 between 37 and 47, batches become 2). It cannot check what only a GPU shows: that Triton
 compiles the kernel, its speed, TF32 or fp32 rounding on the device. bench/triton_h200.sh does.
+With --kb KB (the KernelBench folder holding level1/), a candidate with a
+`# kforge-problem-kb:` header is also checked against that problem, shrunk the same way.
 
-Usage: /usr/bin/python3 examples/check_triton_examples.py [files...]   (default: all 20)
-Prints one line per candidate and exits 1 if any differs.
+Usage: /usr/bin/python3 examples/check_triton_examples.py [--kb KB] [files...]   (default: all)
+Prints one line per candidate and problem, and exits 1 if any differs.
 """
 import glob
 import os
@@ -21,6 +23,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "triton", "fake_triton"))
 import torch  # noqa: E402
 
 HEADER = re.compile(r"^# kforge-problem: *(\S+)", re.M)
+KB_HEADER = re.compile(r"^# kforge-problem-kb: *(\S+)", re.M)
 
 
 def shrink(name, value):
@@ -31,10 +34,9 @@ def shrink(name, value):
     return 37 + value % 11 if value > 64 else value
 
 
-def check(path):
+def check(path, problem):
     with open(path) as f:
         code = f.read()
-    problem = os.path.join(ROOT, "problems", HEADER.search(code).group(1))
     names = {"__name__": "problem"}
     with open(problem) as f:
         exec(compile(f.read(), problem, "exec"), names)
@@ -65,19 +67,37 @@ def check(path):
         worst, [list(x.shape) for x in inputs])
 
 
+def problems_of(path, kb):
+    """(label, problem file) for our problem and, with kb, the KernelBench one it names."""
+    with open(path) as f:
+        head = f.read(2000)
+    rel = os.path.relpath(path, ROOT)
+    found = [(rel, os.path.join(ROOT, "problems", HEADER.search(head).group(1)))]
+    m = KB_HEADER.search(head)
+    if kb and m:
+        found.append(("%s on kb %s" % (rel, m.group(1)), os.path.join(kb, m.group(1))))
+    return found
+
+
 def main():
-    files = sys.argv[1:] or sorted(glob.glob(os.path.join(ROOT, "examples/triton_cuda/*/*.py")))
-    failed = 0
+    args = sys.argv[1:]
+    kb = None
+    if args[:1] == ["--kb"]:
+        kb, args = args[1], args[2:]
+    files = args or sorted(glob.glob(os.path.join(ROOT, "examples/triton_cuda/*/*.py")))
+    runs = failed = 0
     for path in files:
-        t0 = time.time()
-        try:
-            ok, what = check(path)
-        except Exception as e:  # noqa: BLE001 - reported per candidate
-            ok, what = False, "%s: %s" % (type(e).__name__, e)
-        failed += not ok
-        print("%s %-45s %5.1fs  %s" % ("PASS" if ok else "FAIL", os.path.relpath(path, ROOT),
-                                        time.time() - t0, what), flush=True)
-    print("%d passed, %d failed" % (len(files) - failed, failed))
+        for label, problem in problems_of(path, kb):
+            t0 = time.time()
+            try:
+                ok, what = check(path, problem)
+            except Exception as e:  # noqa: BLE001 - reported per candidate
+                ok, what = False, "%s: %s" % (type(e).__name__, e)
+            runs += 1
+            failed += not ok
+            print("%s %-45s %5.1fs  %s" % ("PASS" if ok else "FAIL", label, time.time() - t0,
+                                            what), flush=True)
+    print("%d passed, %d failed" % (runs - failed, failed))
     return 1 if failed else 0
 
 
