@@ -1,6 +1,9 @@
 # kforge-problem: level1/gelu_tanh.py
+# kforge-problem-kb: level1/88_MinGPTNewGelu.py
 # kforge-expect: ok
-# GELU (tanh approximation), tanh(u) written as 2 * sigmoid(2u) - 1.
+# GELU (tanh approximation), tanh(u) written as 2 * sigmoid(2u) - 1. KernelBench's
+# 88_MinGPTNewGelu writes the same function out in eight PyTorch ops, each a kernel of its own
+# over the 8192 x 8192 input; this is one read and one write.
 import torch
 import torch.nn as nn
 import triton
