@@ -1,6 +1,6 @@
 #!/bin/bash
 # The Triton acceptance run of issue 18 on one H200 (docs/RESULTS.md, "Triton candidates"):
-# 20 honest Triton candidates on our level-1/2 problems, the Triton red team under both
+# 25 honest Triton candidates on our level-1/2 problems, the Triton red team under both
 # policies, and a mixed load_inline + Triton bench with metrics per family.
 # NOT RUN YET: written on a machine with no GPU and no Triton; the next GPU session runs it.
 #
@@ -12,12 +12,12 @@
 #   stays warm; on a fresh machine a phase only takes longer):
 #     preflight  the GPU, torch and triton versions and `kforge doctor` into OUT/machine.txt;
 #                exit 3 when torch sees no CUDA device or has no triton
-#     honest     examples/triton_cuda/ (20 candidates, each header's problem under problems/)
+#     honest     examples/triton_cuda/ (25 candidates, each header's problem under problems/)
 #                through one `kforge bench`: OUT/honest/{results.json,report.md,verdicts.jsonl,
-#                bench.log,summary.txt}; expected: all 20 ok, each with its speedup vs eager
-#     kb         only with KB=path/to/KernelBench (the folder holding level1/): every candidate
-#                with a `# kforge-problem-kb:` header evaluated on that KernelBench problem
-#                (`kforge eval`): OUT/kb/*.json and OUT/kb/summary.txt; expected: ok
+#                bench.log,summary.txt}; expected: all 25 ok, each with its speedup vs eager
+#     kb         only with KB=path/to/KernelBench (the folder holding level1/): the 9 candidates
+#                with a `# kforge-problem-kb:` header, each on that problem (`kforge eval`): OUT/kb/
+#                {*.json,summary.txt}; expected: ok (and see examples/triton_cuda/README.md)
 #     redteam    tests/redteam/run.sh KFORGE triton on cuda, strict then kernelbench:
 #                OUT/redteam-{strict,kernelbench}.{log,jsonl}; expected: every header met
 #     mixed      examples/cuda/ (honest load_inline) and examples/triton_cuda/ as one samples
