@@ -23,6 +23,8 @@ json TimingFacts(const execute::ExecResult& r) {
           {"input_sets", r.input_sets},
           {"host_cpu_ms", r.host_cpu_ms},
           {"host_wait_ms", r.host_wait_ms},
+          {"wall_gap_ms", r.wall_gap_ms},
+          {"noop_ms", r.noop_ms},
           {"spread", s.median_ms > 0 ? (s.p75_ms - s.p25_ms) / s.median_ms : 0.0},
           {"delay_us", t.delay_us},
           {"host_ms", t.host_ms},

@@ -154,6 +154,10 @@ struct ExecResult {
   // and runnable but waiting for one (load on the machine).
   double host_cpu_ms = 0;
   double host_wait_ms = 0;
+  // The wall-clock bound's facts (JudgeWallClock): wall time per bounded call less the empty
+  // call's cost (the least over its measurements), and that empty call's cost.
+  double wall_gap_ms = 0;
+  double noop_ms = 0;
   double spawn_ms = 0;
   bool build_failed = false;  // a run-time load_inline request, or a Triton kernel, failed to compile
   // Triton: kernels compiled in the candidate process and the time that took (the verdict's
