@@ -1,7 +1,7 @@
 # kforge-problem: level1/relu.py
 # kforge-expect: cheat
 # kforge-rule: H07
-# a CUDA graph launched on a side stream that never joins the timed stream, the stream made by torch._C._CudaStreamBase (the private class torch.cuda.Stream is built on). H07 before any build under both policies since 2026-12-05: on an H100 that day, under kernelbench (graphs allowed), the wall clock did not see its 64 ReLUs a call, which ran on other SMs inside the timing's GPU delay (verdict ok, 0.0176 ms against eager's 0.0162; docs/SECURITY.md, "What the wall clock cannot see")
+# a CUDA graph launched on a side stream that never joins the timed stream, the stream made by torch._C._CudaStreamBase (the private class torch.cuda.Stream is built on). H07 before any build under both policies since 2026-12-05: on an H100 that day, under kernelbench (graphs allowed), the wall clock did not see its 64 ReLUs a call, which ran outside the timed events (verdict ok, 0.0176 ms against eager's 0.0162; docs/SECURITY.md, "Not defended")
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
