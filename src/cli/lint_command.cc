@@ -47,9 +47,7 @@ int RunLint(const LintFlags& f) {
   so.argv = {python, "-m", "kforge_runner.lint", "--device", backend, "--draws",
              std::to_string(f.draws)};
   // The judge's default tolerances: a problem is linted against the check it will face.
-  const Tolerances tol = DefaultTolerances();
-  so.argv.insert(so.argv.end(), {"--atol", nlohmann::json(tol.atol).dump(), "--rtol",
-                                 nlohmann::json(tol.rtol).dump()});
+  for (auto& flag : ToleranceFlags(DefaultTolerances())) so.argv.push_back(std::move(flag));
   for (const auto& p : f.paths) so.argv.push_back(std::filesystem::absolute(p).string());
   so.env_set = {"PYTHONPATH=" + runner.string(), "PYTHONDONTWRITEBYTECODE=1"};
   so.stdout_path = out_path;

@@ -1,5 +1,7 @@
 #include "common/tolerance.h"
 
+#include <nlohmann/json.hpp>
+
 namespace kf {
 
 Tolerances DefaultTolerances(double float32_atol, double float32_rtol) {
@@ -12,6 +14,10 @@ Tolerances DefaultTolerances(double float32_atol, double float32_rtol) {
   if (float32_atol >= 0) t.atol["float32"] = float32_atol;
   if (float32_rtol >= 0) t.rtol["float32"] = float32_rtol;
   return t;
+}
+
+std::vector<std::string> ToleranceFlags(const Tolerances& t) {
+  return {"--atol", nlohmann::json(t.atol).dump(), "--rtol", nlohmann::json(t.rtol).dump()};
 }
 
 }  // namespace kf

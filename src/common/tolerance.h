@@ -8,6 +8,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 namespace kf {
 
@@ -21,5 +22,9 @@ struct Tolerances {
 // float32 entries replaced by `float32_atol` and `float32_rtol` where those are not negative
 // (--atol and --rtol; negative: the default). The other dtypes keep theirs.
 Tolerances DefaultTolerances(double float32_atol = -1, double float32_rtol = -1);
+
+// The runner's command-line form of `t` (its lint and synth modules): "--atol", the atol map as
+// a JSON object, "--rtol", the rtol map.
+std::vector<std::string> ToleranceFlags(const Tolerances& t);
 
 }  // namespace kf

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 namespace kf {
 namespace {
 
@@ -40,6 +42,18 @@ TEST(Tolerances, ZeroIsAnOverride) {
   EXPECT_EQ(t.atol.at("float32"), 0.0);
   EXPECT_EQ(t.rtol.at("float32"), 0.0);
   EXPECT_EQ(t.atol.at("float16"), 1e-2);
+}
+
+// lint-problems and synth pass the maps to the runner as flags: each map whole, as a JSON object
+// the runner reads back to the same values.
+TEST(Tolerances, FlagsCarryBothMapsWhole) {
+  const Tolerances t = DefaultTolerances(3e-3, 7e-3);
+  const std::vector<std::string> flags = ToleranceFlags(t);
+  ASSERT_EQ(flags.size(), 4u);
+  EXPECT_EQ(flags[0], "--atol");
+  EXPECT_EQ(flags[2], "--rtol");
+  EXPECT_EQ(nlohmann::json::parse(flags[1]).get<Map>(), t.atol);
+  EXPECT_EQ(nlohmann::json::parse(flags[3]).get<Map>(), t.rtol);
 }
 
 }  // namespace

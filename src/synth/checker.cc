@@ -18,10 +18,9 @@ class PythonChecker : public Checker {
 
   Result<std::vector<CheckResult>> Check(const std::vector<std::filesystem::path>& files) override {
     // The judge's default tolerances: a problem is kept only if an honest kernel meets them.
-    const Tolerances tol = DefaultTolerances();
-    auto lines = Run({"check", "--draws", std::to_string(opt_.draws), "--atol",
-                      json(tol.atol).dump(), "--rtol", json(tol.rtol).dump()},
-                     files);
+    std::vector<std::string> args = {"check", "--draws", std::to_string(opt_.draws)};
+    for (auto& flag : ToleranceFlags(DefaultTolerances())) args.push_back(std::move(flag));
+    auto lines = Run(std::move(args), files);
     if (!lines.ok()) return lines.status();
     std::vector<CheckResult> out;
     for (const auto& j : *lines) {
