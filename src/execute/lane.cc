@@ -126,7 +126,7 @@ Result<ProblemInfo> Lane::LoadProblem(const std::string& id, const fs::path& pat
     // and the candidate host opens them from another: legacy CUDA IPC handles do not cross
     // sibling pid namespaces ("invalid device context", seen on an H100, 2026-12-05), so every
     // candidate would end runtime_error, a wrong reward. Refused, saying why, until the buffers
-    // are shared another way (docs/SECURITY.md, "Inline problems").
+    // are shared another way (docs/SECURITY.md, "Not defended").
     const backend::Device* d = backend::FindDevice(impl_->opt.backend);
     if (d != nullptr && !d->kernels_on_host_cpus) {
       return Status::Unavailable(

@@ -98,13 +98,15 @@ bool CandidateRun::Time() {
   auto noop = lane_.NoopCost(problem_, pool_size, perturb_seed, t->delay_us);
   if (!noop.ok()) return Infra("the judge failed to calibrate timing: " + noop.status().message());
   double net = calls > 0 ? wall_sum / calls - *noop : 0;
-  // The batches `net` is of: what the host did in them, and what it reported.
+  // The batches `net` is of: what the host did in them, what it reported, and the empty call's
+  // cost subtracted from their wall time.
   struct Measured {
     HostTimes host;
     double reported_sum = 0;
     int calls = 0;
+    double noop_ms = 0;
     double per_call(double total) const { return calls > 0 ? total / calls : 0; }
-  } gap_of{waited, reported_sum, calls};
+  } gap_of{waited, reported_sum, calls, *noop};
   auto escaped = [&] { return BeyondBound(net, t->summary.median_ms); };
   // A gap as it would be had the host's main thread never waited for a CPU in the batch(es)
   // that measured it.
@@ -114,7 +116,6 @@ bool CandidateRun::Time() {
   double unqueued = unqueued_of(net);
   out_.host_cpu_ms = waited.thread_cpu_ms;
   out_.host_wait_ms = waited.thread_wait_ms;
-  out_.noop_ms = *noop;
   // Load on the machine (compilers, other lanes) slows the host side of every call and
   // stretches the wall clock past what the kernels took; the empty-call calibration may have
   // been measured under another load. A gap that is the candidate's is there every time, load
@@ -136,10 +137,7 @@ bool CandidateRun::Time() {
       return Cheat("H08", "timing was tampered with: " + s.message());
     if (!s.ok()) return Failed("timing", "the timed calls", last_reply, last_timeout);
     double round_net = wall_sum / calls - *again;
-    if (round_net < net) {
-      gap_of = {waited, reported_sum, calls};
-      out_.noop_ms = *again;
-    }
+    if (round_net < net) gap_of = {waited, reported_sum, calls, *again};
     net = std::min(net, round_net);
     if (waited.ok) unqueued = std::min(unqueued, unqueued_of(round_net));
   }
@@ -148,7 +146,6 @@ bool CandidateRun::Time() {
   facts.median_ms = t->summary.median_ms;
   facts.mean_ms = gap_of.per_call(gap_of.reported_sum);
   facts.gap_ms = net;
-  out_.wall_gap_ms = net;
   facts.unqueued_gap_ms = unqueued;
   facts.host_times_ok = span.ok;
   facts.others_cpu_ms = span.others_cpu_ms();
@@ -159,6 +156,8 @@ bool CandidateRun::Time() {
   facts.cpu_bounds_work = path_.device().kernels_on_host_cpus && gap_of.host.ok;
   facts.host_cpu_per_call_ms = gap_of.per_call(gap_of.host.process_cpu_ms);
   const WallClock bound = JudgeWallClock(facts);
+  out_.wall_gap_ms = net;
+  out_.noop_ms = gap_of.noop_ms;
   const std::string seen = "reported " + FormatNumber(t->summary.median_ms) +
                            " ms per call but the wall clock saw " + FormatNumber(net) + " ms";
   const std::string escaped_why =

@@ -33,7 +33,7 @@ def main(path):
         v = r["verdict"]
         if v is None or "wall_s" not in r:  # a run that failed with no verdict to check
             print("| %s | %s | failed: %s |" % (r["example"], r["expect"],
-                                                 r.get("failed", "").splitlines()[0][:90].replace("|", "/")) +
+                                                 (r.get("failed") or "no verdict").splitlines()[0][:90].replace("|", "/")) +
                   " |" * 14)
             continue
         t = v["timing"]
