@@ -321,11 +321,24 @@ def main():
         # Each candidate in its own kforge process, N at a time; checked in order below.
         from concurrent.futures import ThreadPoolExecutor
 
+        import threading
+        partial_lock = threading.Lock()
+
         def attempt(item):
             try:
-                return run(args, item[1], item[0])
+                done = run(args, item[1], item[0])
             except (AssertionError, ValueError, subprocess.TimeoutExpired) as e:
-                return e
+                done = e
+            if args.results:
+                # Each verdict as it comes, in RESULTS.partial: a run cut off by a device's time
+                # limit still brings back what it finished (--results is written at the end).
+                v, wall = (None, None) if isinstance(done, Exception) else done
+                line = {"example": os.path.relpath(item[0], args.examples), "wall_s": wall,
+                        "verdict": v if v is not None else getattr(done, "verdict", None),
+                        "error": str(done)[:3000] if isinstance(done, Exception) else None}
+                with partial_lock, open(args.results + ".partial", "a") as f:
+                    f.write(json.dumps(line) + "\n")
+            return done
         with ThreadPoolExecutor(args.jobs) as ex:
             runs = list(ex.map(attempt, todo))
     for (path, problem, expect, rule), done in zip(todo, runs):
