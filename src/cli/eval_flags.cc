@@ -66,11 +66,11 @@ void AddEvalFlags(CLI::App* app, EvalFlags* f, Lanes lanes) {
   app->add_option("--build-workers", f->build_workers,
                   "concurrent compiles (default: one per core)")
       ->check(CLI::PositiveNumber);
-  app->add_flag("--light-headers", f->light_headers,
-                "compile CUDA sources with torch/types.h in place of their first "
-                "torch/extension.h, building again as written on any failure (about half of "
-                "nvcc's CPU; experimental: its verdicts are stored apart, and it stays off by "
-                "default until the GPU machine shows identical SASS)");
+  app->add_flag("--light-headers,!--plain-headers", f->light_headers,
+                "--light-headers (the default): compile CUDA sources with torch/types.h in place "
+                "of their first torch/extension.h, building again as written on any failure "
+                "(about half of nvcc's CPU; the same SASS on sm_90); --plain-headers: build them "
+                "as written");
   if (lanes == Lanes::kOne) {
     app->add_option("--device", f->device, "GPU index (default 0)")
         ->check(CLI::NonNegativeNumber);

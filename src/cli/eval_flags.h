@@ -21,7 +21,7 @@ struct EvalFlags {
   int device = 0;             // the lane's GPU when `devices` is empty
   std::vector<int> devices;   // one lane per GPU index
   int build_workers = 0;      // 0: one per core
-  bool light_headers = false;  // eval::EvalOptions::light_headers (opt-in, on trial)
+  bool light_headers = true;  // eval::EvalOptions::light_headers (--plain-headers turns it off)
   int trials = 5;
   uint64_t seed = 0;          // 0: fresh from the OS (--seed: eval, bench, feasibility only)
   double atol = -1, rtol = -1;  // float32 tolerances; negative: DefaultTolerances'

@@ -120,9 +120,8 @@ json VerdictSettings(const EvalOptions& opt) {
         {"against_compile", opt.reward.against_compile},
         {"significance", opt.reward.significance}}},
   };
-  // Light headers must not change a verdict, but until the GPU machine shows that, its verdicts
-  // are kept apart. Only when on: every other job keeps the settings (and digest) it had.
-  if (opt.light_headers) settings["light_headers"] = true;
+  // Light headers are not a setting: they change no kernel (identical SASS on sm_90), so a
+  // verdict has one key built either way (the artifacts keep keys of their own).
   return settings;
 }
 

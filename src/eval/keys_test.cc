@@ -76,8 +76,6 @@ TEST(VerdictKey, EveryVerdictShapingOptionSeparates) {
       {"reverify", [](EvalOptions& o) { o.reverify_speedup = 100; }},
       {"reward lambda", [](EvalOptions& o) { o.reward.lambda = 1.0; }},
       {"reward vs compile", [](EvalOptions& o) { o.reward.against_compile = true; }},
-      // On trial: it must not change a verdict, but its verdicts are kept apart until shown.
-      {"light headers", [](EvalOptions& o) { o.light_headers = true; }},
   };
   std::set<std::string> keys = {KeyWith(base)};
   for (const auto& [name, change] : changes) {
@@ -108,13 +106,14 @@ TEST(VerdictKey, ToleranceKeyIsOfTheEffectiveMaps) {
             json({{"float32", 1e-4}, {"float64", 1e-7}, {"float16", 1e-2}, {"bfloat16", 1e-2}}));
 }
 
-// Options added later leave the settings of a job that does not use them as they were, so
-// verdicts stored before they existed are still found.
-TEST(VerdictKey, LightHeadersOffLeavesTheSettingsAsTheyWere) {
-  EvalOptions o;
-  EXPECT_FALSE(VerdictSettings(o).contains("light_headers"));
-  o.light_headers = true;
-  EXPECT_EQ(VerdictSettings(o).value("light_headers", false), true);
+// Light headers change no kernel (identical SASS on sm_90): a verdict built either way has one
+// key, the one verdicts stored before light headers existed have.
+TEST(VerdictKey, LightHeadersShareTheKey) {
+  EvalOptions light, plain;
+  plain.light_headers = false;
+  EXPECT_TRUE(light.light_headers);
+  EXPECT_EQ(KeyWith(light), KeyWith(plain));
+  EXPECT_FALSE(VerdictSettings(light).contains("light_headers"));
 }
 
 TEST(VerdictKey, EnvironmentAndContentsSeparate) {

@@ -50,7 +50,7 @@ def examples(folder):
                     yield path, meta["problem"], expect, rule
 
 
-# More `kforge eval` flags for every evaluation, e.g. KFORGE_EVAL_FLAGS=--light-headers to check
+# More `kforge eval` flags for every evaluation, e.g. KFORGE_EVAL_FLAGS=--plain-headers to check
 # that the examples and the red team end the same with it (tests/redteam/run.sh passes it on).
 EXTRA_FLAGS = shlex.split(os.environ.get("KFORGE_EVAL_FLAGS", ""))
 

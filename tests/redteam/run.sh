@@ -8,7 +8,8 @@
 # machine's own Triton (KFORGE_PYTHON, else python3).
 # KFORGE_POLICY=kernelbench: under KernelBench's policy, where a candidate's header says what
 # changes (kforge-expect-kernelbench: PyTorch compute beside a real kernel is allowed and listed).
-# KFORGE_EVAL_FLAGS="--light-headers": more kforge eval flags for every candidate.
+# KFORGE_EVAL_FLAGS="--plain-headers": more kforge eval flags for every candidate (that one builds
+# CUDA sources as written, not with the default light headers).
 set -euo pipefail
 kforge=$(readlink -f "$1")
 folder=${2:-cpu}
