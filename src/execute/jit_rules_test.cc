@@ -111,6 +111,15 @@ TEST(JitCompileError, LocatedAtTheCandidatesLine) {
       JitCompileDiagnostic({{"kind", "jit_compile_error"}, {"message", "ptxas died"}}, code);
   EXPECT_EQ(u.line, 0);
   EXPECT_NE(u.message.find("ptxas died"), std::string::npos);
+  // No position, but the name Triton refused (Triton 3.6 on an H100): located at its call.
+  Diagnostic r = JitCompileDiagnostic(
+      {{"kind", "jit_compile_error"},
+       {"kernel", "k"},
+       {"message",
+        "RuntimeError: Unsupported function referenced: <function bogus at 0x7fb1c773e180>"}},
+      code);
+  EXPECT_EQ(r.line, 7);
+  EXPECT_EQ(r.col, 24);  // `bogus`, where the located form above gives `tl.bogus`
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <map>
 #include <regex>
 
+#include "extract/tokenizer.h"
+
 namespace kf::extract {
 namespace {
 
@@ -70,6 +72,74 @@ std::string DecoratorPathWith(const ParsedModule& m, int stmt,
   return dot == std::string::npos ? it->second : it->second + chain.substr(dot);
 }
 
+// What Triton's dependency finder refused, by name, from an error that has no `at L:C:` (it
+// runs before the compiler, when the kernel's cache key is first computed; Triton 3.x jit.py):
+// "Unsupported function referenced: " + str(value) ("<built-in method NAME of ...>",
+// "<built-in function NAME>", "<function QUAL.NAME at 0x...>", "<bound method QUAL.NAME of
+// ...>", "<method 'NAME' of ...>", "<ufunc 'NAME'>", a bare dotted name such as torch.ops'
+// "aten.relu"), or the inner kernel of "Global variable G has value ... but inner kernel NAME
+// has conflicting value ...". "" when it names nothing (a lambda, a callable object).
+std::string RefusedName(std::string_view message) {
+  static const std::regex kUnsupported(R"(Unsupported function referenced: *(\S[^\n]*))");
+  static const std::regex kInner(R"(but inner kernel ([A-Za-z_]\w*) has conflicting value)");
+  static const std::regex kForms(
+      R"(<(?:built-in method|built-in function|function|bound method|cyfunction) )"
+      R"(([A-Za-z_](?:[\w.]|<\w+>)*))"
+      R"(|<(?:method|ufunc|method-wrapper|slot wrapper) '([A-Za-z_]\w*)')"
+      R"(|^([A-Za-z_][\w.]*)\s*$)");
+  std::match_results<std::string_view::const_iterator> mt;
+  if (std::regex_search(message.begin(), message.end(), mt, kInner)) return mt[1].str();
+  if (!std::regex_search(message.begin(), message.end(), mt, kUnsupported)) return "";
+  const std::string value = Trim(mt[1].str());
+  std::smatch f;
+  if (!std::regex_search(value, f, kForms)) return "";
+  std::string name = f[1].matched ? f[1].str() : f[2].matched ? f[2].str() : f[3].str();
+  name = name.substr(name.rfind('.') + 1);        // a qualified name's last part
+  if (name.empty() || name[0] == '<') return "";  // "<lambda>"
+  return name;
+}
+
+// Where a kernel's body (the tokens after its `def ...:` header, through end_line) uses `name`:
+// first as a call (`name(` or `.name(`), else at any mention. Fills *col (1-based) with the
+// column of `name`; 0 when the body never names it.
+int NameLine(const std::vector<Token>& t, const TritonKernel& k, const std::string& name,
+             bool calls_only, int* col) {
+  size_t i = 0;
+  while (i < t.size() && t[i].line < k.def_line) ++i;
+  for (int depth = 0; i < t.size(); ++i) {  // past the header's `:` (annotations hold colons)
+    if (IsOpen(t[i])) ++depth;
+    if (IsClose(t[i])) --depth;
+    if (depth == 0 && IsOp(t[i], ":")) break;
+  }
+  for (++i; i < t.size() && t[i].line <= k.end_line; ++i) {
+    if (t[i].kind != TokenKind::kName || t[i].text != name) continue;
+    const bool call = i + 1 < t.size() && IsOp(t[i + 1], "(");
+    if (calls_only && !call) continue;
+    if (col) *col = t[i].col;
+    return t[i].line;
+  }
+  return 0;
+}
+
+// The line that uses what `message` says Triton refused (RefusedName): in the launched kernel
+// first, then its helpers; calls before other mentions. 0 when nothing fits.
+int RefusedNameLine(std::string_view code, const std::vector<TritonKernel>& kernels,
+                    std::string_view kernel, std::string_view message, int* col) {
+  const std::string name = RefusedName(message);
+  std::vector<Token> tokens;
+  SyntaxError err;
+  if (name.empty() || !Tokenize(code, &tokens, &err)) return 0;
+  for (bool calls_only : {true, false}) {
+    for (bool launched : {true, false}) {
+      for (const TritonKernel& k : kernels) {
+        if ((k.name == kernel) != launched) continue;
+        if (int line = NameLine(tokens, k, name, calls_only, col)) return line;
+      }
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 std::string DecoratorPath(const ParsedModule& m, int stmt) {
@@ -111,7 +181,9 @@ int TritonErrorLine(std::string_view code, const std::vector<TritonKernel>& kern
                     std::string_view kernel, std::string_view message, int* col) {
   static const std::regex kAt(R"(at (\d+):(\d+):)");
   std::match_results<std::string_view::const_iterator> mt;
-  if (!std::regex_search(message.begin(), message.end(), mt, kAt)) return 0;
+  if (!std::regex_search(message.begin(), message.end(), mt, kAt)) {
+    return RefusedNameLine(code, kernels, kernel, message, col);
+  }
   const int rel = std::stoi(mt[1].str());
   const int rel_col = std::stoi(mt[2].str());
   // The excerpt: the source lines after `at L:C:` up to the caret line; its last one is the

@@ -36,7 +36,11 @@ std::vector<TritonKernel> TritonKernels(const ParsedModule& m);
 // the compiled function's `def` line and C to its dedented text, followed by the source up to
 // that line and a caret; the function may be the launched `kernel` or a @triton.jit helper it
 // calls. The line whose text is the excerpt's last source line wins; without an excerpt,
-// `kernel`'s def line + L - 1. Returns 0 when nothing fits; *col (1-based) when given.
+// `kernel`'s def line + L - 1. A message with no `at L:C:` that names what Triton refused
+// ("Unsupported function referenced: <built-in method relu of ...>", raised before compiling)
+// points at the first line of `kernel`'s body, then its helpers', that calls that name
+// (`relu(` or `.relu(`), else that mentions it, *col at the name. Returns 0 when nothing fits;
+// *col (1-based) when given.
 int TritonErrorLine(std::string_view code, const std::vector<TritonKernel>& kernels,
                     std::string_view kernel, std::string_view message, int* col = nullptr);
 

@@ -133,5 +133,109 @@ TEST(TritonErrorLine, AnErrorInAHelperKernelPointsIntoTheHelper) {
   EXPECT_EQ(TritonErrorLine(code, k, "main", msg), 6);
 }
 
+// tests/redteam/triton/h04_torch_in_kernel.py: torch.relu inside the @triton.jit body.
+const char* kTorchInKernel = R"(# kforge-problem: level1/relu.py
+# kforge-expect: cheat
+# kforge-rule: H04
+# kforge-expect-kernelbench: compile_error
+# torch.relu called inside the @triton.jit body (Triton's compiler refuses it; under kernelbench the compile decides)
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def relu_kernel(x_ptr, y_ptr, n_elements, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask, other=0.0)
+    tl.store(y_ptr + offsets, torch.relu(x), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        block = 1024 if x.is_cuda else 262144  # the CPU stand-in runs one program at a time
+        y = torch.empty_like(x)
+        n = x.numel()
+        relu_kernel[(triton.cdiv(n, block),)](x, y, n, BLOCK=block)
+        return y
+)";
+
+// Triton's dependency finder refuses a callable before the compiler runs, with no `at L:C:`:
+// the line is the first in the kernel's body that calls the name it refused.
+TEST(TritonErrorLine, AnUnsupportedFunctionPointsAtItsCall) {
+  auto k = Kernels(kTorchInKernel);
+  ASSERT_EQ(k.size(), 1u);
+  // Real Triton 3.6 on an H100 (2026-12-05).
+  int col = 0;
+  EXPECT_EQ(TritonErrorLine(kTorchInKernel, k, "relu_kernel",
+                            "RuntimeError: Unsupported function referenced: <built-in method relu "
+                            "of type object at 0x7fb1c773e180>",
+                            &col),
+            17);
+  EXPECT_EQ(col, 37);  // `relu` in `torch.relu(x)`
+  // The other ways Python prints a callable.
+  EXPECT_EQ(TritonErrorLine(kTorchInKernel, k, "relu_kernel",
+                            "Unsupported function referenced: <function store at 0x7f00>", &col),
+            17);
+  EXPECT_EQ(col, 8);
+  EXPECT_EQ(TritonErrorLine(kTorchInKernel, k, "relu_kernel",
+                            "Unsupported function referenced: <built-in function load>"),
+            16);
+  EXPECT_EQ(TritonErrorLine(kTorchInKernel, k, "relu_kernel",
+                            "Unsupported function referenced: <bound method A.arange of <A>>"),
+            14);
+  EXPECT_EQ(TritonErrorLine(kTorchInKernel, k, "relu_kernel",
+                            "Unsupported function referenced: <ufunc 'program_id'>"),
+            14);
+  EXPECT_EQ(TritonErrorLine(kTorchInKernel, k, "relu_kernel",
+                            "Unsupported function referenced: aten.relu"),
+            17);
+  // Not a call but a mention: still the line that names it.
+  EXPECT_EQ(TritonErrorLine(kTorchInKernel, k, "relu_kernel",
+                            "Unsupported function referenced: <function outer.<locals>.mask at "
+                            "0x7f00>",
+                            &col),
+            15);
+  EXPECT_EQ(col, 5);
+  // Nothing named, or a name the kernel's body does not use (forward's empty_like is not in it).
+  EXPECT_EQ(TritonErrorLine(kTorchInKernel, k, "relu_kernel",
+                            "Unsupported function referenced: <function <lambda> at 0x7f00>"),
+            0);
+  EXPECT_EQ(TritonErrorLine(kTorchInKernel, k, "relu_kernel",
+                            "Unsupported function referenced: <function sigmoid at 0x7f00>"),
+            0);
+  EXPECT_EQ(TritonErrorLine(kTorchInKernel, k, "relu_kernel",
+                            "Unsupported function referenced: <built-in method empty_like of "
+                            "type object at 0x7f00>"),
+            0);
+}
+
+TEST(TritonErrorLine, AnUnsupportedFunctionInAHelperPointsIntoTheHelper) {
+  const std::string code =
+      "import math\nimport triton\nimport triton.language as tl\n\n"
+      "@triton.jit\ndef helper(x):\n    return math.exp(x)\n\n"
+      "@triton.jit\ndef main(p, n):\n    x = tl.load(p)\n    tl.store(p, helper(x))\n";
+  auto k = Kernels(code);
+  ASSERT_EQ(k.size(), 2u);
+  int col = 0;
+  EXPECT_EQ(TritonErrorLine(code, k, "main",
+                            "RuntimeError: Unsupported function referenced: <built-in function "
+                            "exp>",
+                            &col),
+            7);
+  EXPECT_EQ(col, 17);
+  // The inner kernel whose globals conflict: its call in the launched kernel.
+  EXPECT_EQ(TritonErrorLine(code, k, "main",
+                            "RuntimeError: Global variable B has value 1 when compiling "
+                            "m.main, but inner kernel helper has conflicting value 2 from when "
+                            "it was first compiled.  This is not allowed."),
+            12);
+}
+
 }  // namespace
 }  // namespace kf::extract

@@ -42,6 +42,16 @@ constexpr Entry kBannedPaths[] = {
     {"torch._C._CudaStreamBase", "H07", "a side CUDA stream"},
     {"torch._C.Stream", "H07", "a side stream"},
     {"torch._C._cuda_setStream", "H07", "switching CUDA streams"},
+    {"torch.cuda._set_stream_by_id", "H07", "switching CUDA streams"},
+    {"torch.cuda.get_stream_from_external", "H07", "a side CUDA stream"},
+    {"torch._streambase", "H07", "side streams"},
+    // The device-generic spellings of the same: torch.accelerator's current stream, and the
+    // device modules looked up at run time (torch.get_device_module("cuda").Stream is
+    // torch.cuda.Stream, dynamo's device interfaces wrap the same calls).
+    {"torch.accelerator.set_stream", "H07", "switching streams"},
+    {"torch._C._accelerator_setStream", "H07", "switching streams"},
+    {"torch.get_device_module", "H07", "a device module looked up at run time, streams and all"},
+    {"torch._dynamo.device_interface", "H07", "device interfaces, streams and all"},
     // CUDA graphs from Python: H07 under every policy (docs/RULES.md, "CUDA graphs under the
     // two policies").
     {"torch.cuda.graph", "H07", "CUDA graphs", true},

@@ -84,6 +84,23 @@ TEST(PythonRulesTest, SideStreamsAndThreads) {
             "H07:13");
   EXPECT_EQ(Findings("from torch._C import _CudaStreamBase as S\n"), "H07:9");
   EXPECT_EQ(Findings(WithForward("        torch._C._cuda_setStream(1, 0, 0)\n")), "H07:13");
+  // Every public and private spelling of a side stream or a stream switch.
+  EXPECT_EQ(Findings(WithForward("        torch.cuda.set_stream(s)\n"
+                                 "        with torch.cuda.StreamContext(s):\n"
+                                 "            e = torch.cuda.ExternalStream(ptr)\n"
+                                 "        t = torch.Stream(device='cuda')\n"
+                                 "        u = torch.cuda.streams.Stream()\n"
+                                 "        torch.cuda._set_stream_by_id(1, 0, 1)\n"
+                                 "        v = torch.cuda.get_stream_from_external(ptr)\n")),
+            "H07:13 H07:14 H07:15 H07:16 H07:17 H07:18 H07:19");
+  EXPECT_EQ(Findings(WithForward("        torch.accelerator.set_stream(s)\n"
+                                 "        torch._C._accelerator_setStream(s)\n"
+                                 "        w = torch.get_device_module('cuda').Stream()\n")),
+            "H07:13 H07:14 H07:15");
+  EXPECT_EQ(Findings("from torch._dynamo.device_interface import get_interface_for_device\n"
+                     "from torch._streambase import _StreamBase\n"
+                     "from torch.accelerator import set_stream\n"),
+            "H07:9 H07:10 H07:11");
   // The current stream is the timed stream: allowed.
   EXPECT_EQ(Findings(WithForward("        s = torch.cuda.current_stream().cuda_stream\n"
                                  "        return ext.f(x, s)\n")),

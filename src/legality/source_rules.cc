@@ -18,6 +18,9 @@ using K = CppToken::Kind;
 
 bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 bool Contains(std::string_view s, std::string_view p) { return s.find(p) != std::string::npos; }
+bool EndsWith(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
+}
 std::string Last(const std::string& q) {
   const size_t c = q.rfind("::");
   return c == std::string::npos ? q : q.substr(c + 2);
@@ -229,6 +232,27 @@ class SourceRules {
     static const std::set<std::string> kByName = {"cudaGetDriverEntryPoint",
                                                   "cudaGetDriverEntryPointByVersion",
                                                   "cuGetProcAddress", "cuGetProcAddress_v2"};
+    // c10's device-guard interface hands out the same pool and new streams as
+    // getStreamFromPool, and exchangeStream switches the current stream as setCurrentCUDAStream
+    // does. Found on an H100 (2026-12-05): a VirtualGuardImpl's getStreamFromGlobalPool stream,
+    // its 64 ReLUs a call seen only by the wall clock.
+    static const std::set<std::string> kGuardStreams = {"getStreamFromGlobalPool",
+                                                        "getNewStream",
+                                                        "exchangeStream",
+                                                        "VirtualGuardImpl",
+                                                        "getDeviceGuardImpl",
+                                                        "DeviceGuardImplInterface",
+                                                        "device_guard_impl_registry",
+                                                        "DeviceGuardImplRegistrar",
+                                                        "C10_REGISTER_GUARD_IMPL",
+                                                        "CUDAGuardImpl"};
+    if (kGuardStreams.count(last)) {
+      return Flag("H07", i, "uses " + q + " (streams through c10's device-guard interface)");
+    }
+    // The same pool streams rebuilt from their ids (the id says pool and index).
+    if (last == "unpack3" || EndsWith(q, "Stream::unpack") || EndsWith(q, "Stream::UNSAFE")) {
+      return Flag("H07", i, "uses " + q + " (a stream rebuilt from its id)");
+    }
     if (kByName.count(last))
       return Flag("H07", i, "uses " + q + ", a driver function looked up by name,");
     if (IsGraphHostNode(last)) return Flag("H07", i, "uses " + q + " (a host callback)");

@@ -96,6 +96,44 @@ TEST(SourceRulesTest, StreamsThreadsAndEscapes) {
             "H18:6");
 }
 
+// c10's device-guard interface reaches the same side streams as getStreamFromPool and switches
+// the current stream as setCurrentCUDAStream does (seen on an H100, 2026-12-05: a
+// getStreamFromGlobalPool stream caught only by the wall clock).
+TEST(SourceRulesTest, DeviceGuardStreamsAreH07) {
+  EXPECT_EQ(SourceFindings("void g(torch::Tensor x) {\n"
+                           "  static c10::impl::VirtualGuardImpl impl(c10::DeviceType::CUDA);\n"
+                           "  cudaStream_t side = c10::cuda::CUDAStream("
+                           "impl.getStreamFromGlobalPool(x.device(), false)).stream();\n"
+                           "}\n"),
+            "H07:6 H07:7");
+  EXPECT_EQ(SourceFindings("void g(c10::Device d) {\n"
+                           "  auto* impl = c10::impl::getDeviceGuardImpl(d.type());\n"
+                           "  auto s = impl->getNewStream(d, 0);\n"
+                           "  auto old = impl->exchangeStream(s);\n"
+                           "}\n"),
+            "H07:6 H07:7 H07:8");
+  EXPECT_EQ(SourceFindings("void g(const c10::impl::DeviceGuardImplInterface* i) {}\n"
+                           "auto r = c10::impl::device_guard_impl_registry[1].load();\n"
+                           "C10_REGISTER_GUARD_IMPL(CUDA, MyGuard);\n"
+                           "c10::impl::DeviceGuardImplRegistrar reg(c10::DeviceType::CUDA, 0);\n"
+                           "c10::cuda::impl::CUDAGuardImpl cuda_impl;\n"),
+            "H07:5 H07:6 H07:7 H07:8 H07:9");
+  // A pool stream rebuilt from its id.
+  EXPECT_EQ(SourceFindings("void g(int64_t id, c10::Device d) {\n"
+                           "  auto a = c10::Stream::unpack3(id, 0, c10::DeviceType::CUDA);\n"
+                           "  auto b = c10::Stream(c10::Stream::UNSAFE, d, id);\n"
+                           "  auto c = c10::cuda::CUDAStream::unpack(id);\n"
+                           "}\n"),
+            "H07:6 H07:7 H07:8");
+  // The current and default streams and a guard over them stay allowed.
+  EXPECT_EQ(SourceFindings("void g(torch::Tensor x) {\n"
+                           "  auto s = at::cuda::getCurrentCUDAStream();\n"
+                           "  at::cuda::CUDAStreamGuard guard(s);\n"
+                           "  auto d = c10::cuda::getDefaultCUDAStream();\n"
+                           "}\n"),
+            "");
+}
+
 // CUDA graphs: H07 by default (the strict policy); where the job allows them (the kernelbench
 // policy) only the note H07_graph, which ends nothing. Host nodes are host callbacks and side
 // streams stay side streams either way.
