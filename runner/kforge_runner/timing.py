@@ -59,7 +59,7 @@ def _callable(problem, slots, msg):
             return [torch.empty_like(b).zero_() for b in like]
         return fn, None
     if mode == "noop":
-        return _noop, None
+        return noop, None
     if mode == "eager":
         return problem.model, None
     if mode == "compile":
@@ -89,5 +89,5 @@ def _fresh_inputs(arg_sets, perturb_seed):
     return [target] * len(arg_sets), before, base
 
 
-def _noop(*args):
+def noop(*args):
     return None
