@@ -155,15 +155,9 @@ class Judge:
             why = p.signed_skip()
             if why is not None:
                 return {"ok": True, "skip": why}
-        inputs = p.inputs_of(recipe)
-        if p.slots.get(msg["slot"]) is not None:
-            p.slots[msg["slot"]].drop()  # its kept copies are stale: room for this draw
-        # The inputs are laid into the slot's buffers before the reference may write into them.
-        refs = p.reference(inputs)
-        if msg.get("signed") and not check.finite(refs):
-            return {"ok": True, "skip": "the reference is not finite on signed inputs"}
-        slot = p.slot(msg["slot"], inputs, refs, recipe)
-        del inputs, refs
+        slot, skip = p.prepare(msg["slot"], recipe, finite_only=bool(msg.get("signed")))
+        if skip is not None:
+            return {"ok": True, "skip": skip}
         device_sync(self.device)
         self.memory.settle()
         return {"ok": True, "slot": slot.describe()}

@@ -203,54 +203,67 @@ def _libc():
 
 class Slot:
     """One set of shared buffers: the candidate's inputs and the outputs it must write, and how
-    to get the pristine inputs and reference outputs back (kept, or drawn again)."""
+    to get the pristine inputs and reference outputs back (kept, or drawn again). The input
+    and output buffers are made apart (`lay`, `outputs_like`): a trial's inputs go into their
+    buffers before its reference runs, so the reference can run on the drawn tensors
+    themselves instead of on copies of them."""
 
-    def __init__(self, exporter, inputs, refs, memory):
+    def __init__(self, exporter, memory):
         self.exporter = exporter
         self.memory = memory
-        self.in_bufs, self.in_descs = [], []
-        for x in inputs:
-            if isinstance(x, torch.Tensor):
-                t, d = exporter.new(x.shape, x.dtype)
-                self.in_bufs.append(t)
-                self.in_descs.append({"tensor": d})
-            else:
-                self.in_bufs.append(x)
-                self.in_descs.append({"value": x})
-        self.out_bufs, self.out_descs = [], []
-        for r in refs:
-            t, d = exporter.new(r.shape, r.dtype)
-            self.out_bufs.append(t)
-            self.out_descs.append(d)
-        self.signature = self._signature(inputs, refs)
-        self.buffer_bytes = tensor_bytes(self.in_bufs) + tensor_bytes(self.out_bufs)
-        memory.take(self.buffer_bytes)
+        self.in_bufs, self.in_descs, self.in_sig = [], [], None
+        self.out_bufs, self.out_descs, self.out_sig = [], [], None
         self.recipe = None  # how the inputs were drawn: Problem.inputs_of(recipe) redraws them
         self.kept = None  # (pristine inputs, reference outputs) when small enough to keep
         self.kept_bytes = 0
         self.swapped = False  # a swapped trial: a wrong answer may be the unswapped inputs' one
 
-    @staticmethod
-    def _signature(inputs, refs):
-        def sig(x):
-            if isinstance(x, torch.Tensor):
-                return ("t", tuple(x.shape), str(x.dtype))
-            return ("v", repr(x))
-        return tuple(sig(x) for x in inputs), tuple(sig(r) for r in refs)
+    @property
+    def buffer_bytes(self):
+        return tensor_bytes(self.in_bufs) + tensor_bytes(self.out_bufs)
 
-    def fill(self, inputs, refs, recipe, keep):
-        """Lays `inputs` into the buffers; keeps a pristine copy and `refs` only if `keep`."""
-        self.recipe = recipe
-        self.swapped = bool(recipe.get("swap_seed"))
-        self.drop()
+    def lay(self, inputs):
+        """Copies `inputs` into the input buffers (made first, or again for other shapes)."""
+        sig = _signature(inputs)
+        if sig != self.in_sig:
+            self._free_inputs()
+            for x in inputs:
+                if isinstance(x, torch.Tensor):
+                    self.memory.take(tensor_bytes([x]))
+                    t, d = self.exporter.new(x.shape, x.dtype)
+                    self.in_bufs.append(t)
+                    self.in_descs.append({"tensor": d})
+                else:
+                    self.in_bufs.append(x)
+                    self.in_descs.append({"value": x})
+            self.in_sig = sig
         for buf, x in zip(self.in_bufs, inputs):
             if isinstance(x, torch.Tensor):
                 buf.copy_(x)
-        if keep:
-            pristine = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-            self.kept_bytes = tensor_bytes(pristine) + tensor_bytes(refs)
+
+    def outputs_like(self, refs):
+        """Output buffers of the references' shapes and dtypes (made first, or again)."""
+        sig = _signature(refs)
+        if sig == self.out_sig:
+            return
+        self._free_outputs()
+        for r in refs:
+            self.memory.take(tensor_bytes([r]))
+            t, d = self.exporter.new(r.shape, r.dtype)
+            self.out_bufs.append(t)
+            self.out_descs.append(d)
+        self.out_sig = sig
+
+    def fill(self, recipe, kept=None):
+        """The inputs laid and the outputs made: records how the inputs were drawn, keeps
+        `kept` (pristine inputs, reference outputs) if given, and poisons the outputs."""
+        self.recipe = recipe
+        self.swapped = bool(recipe.get("swap_seed"))
+        self.drop()
+        if kept is not None:
+            self.kept_bytes = tensor_bytes(kept[0]) + tensor_bytes(kept[1])
             self.memory.take(self.kept_bytes)
-            self.kept = (pristine, refs)
+            self.kept = kept
         self.poison()
 
     def drop(self):
@@ -266,11 +279,31 @@ class Slot:
     def describe(self):
         return {"inputs": self.in_descs, "outputs": self.out_descs}
 
-    def release(self):
-        self.drop()
-        self.memory.give(self.buffer_bytes)
+    def _free_inputs(self):
+        self.memory.give(tensor_bytes(self.in_bufs))
         for d in self.in_descs:
             if "tensor" in d:
                 self.exporter.release(d["tensor"])
+        # The buffers' memory goes with their tensors (a mapped file's, a cudaFree): none may
+        # stay referenced from here.
+        self.in_bufs, self.in_descs, self.in_sig = [], [], None
+
+    def _free_outputs(self):
+        self.memory.give(tensor_bytes(self.out_bufs))
         for d in self.out_descs:
             self.exporter.release(d)
+        self.out_bufs, self.out_descs, self.out_sig = [], [], None
+
+    def release(self):
+        self.drop()
+        self._free_inputs()
+        self._free_outputs()
+        self.recipe = None
+
+
+def _signature(values):
+    def sig(x):
+        if isinstance(x, torch.Tensor):
+            return ("t", tuple(x.shape), str(x.dtype))
+        return ("v", repr(x))
+    return tuple(sig(x) for x in values)
