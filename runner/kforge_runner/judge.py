@@ -139,8 +139,15 @@ class Judge:
             other.release()
 
     def op_release_slots(self, msg):
-        """Every problem's trial buffers handed back (another process is about to use the
-        device: the confined judge of an untrusted problem)."""
+        """Trial buffers handed back. With `problem`: its slots but those named in `keep` (a big
+        problem's phase is over, and the next one's slots need the room). Without: every
+        problem's (another process is about to use the device: the confined judge of an
+        untrusted problem)."""
+        if msg.get("problem") is not None:
+            p = self.problems.get(msg["problem"])
+            if p is not None:
+                p.release(keep=set(msg.get("keep", [])))
+            return {"ok": True}
         self.problem_slots_released()
         if self.memory is not None and self.memory.cuda():
             torch.cuda.empty_cache()

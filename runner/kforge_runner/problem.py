@@ -178,7 +178,7 @@ class Problem:
         slot.fill(recipe, kept)
         return slot, None
 
-    def release(self):
-        for s in self.slots.values():
-            s.release()
-        self.slots = {}
+    def release(self, keep=()):
+        """Hands back every slot's buffers but those named in `keep`."""
+        for name in [n for n in self.slots if n not in keep]:
+            self.slots.pop(name).release()
