@@ -344,8 +344,12 @@ class Host:
 
             def before(slot, index):
                 perturbers[slot].apply(sets[slot], index)
+        first, iters = int(msg["first"]), int(msg["iters"])
+        # The sets this batch calls get new last outputs: their old ones are not kept beside.
+        for k in range(min(iters, len(names))):
+            self.timed_last.pop(names[(first + k) % len(names)], None)
         dev_ms, wall_ms, last, host_ms, hidden = self.run_batch(
-            self.model, sets, int(msg["first"]), int(msg["iters"]), True,
+            self.model, sets, first, iters, True,
             self.device.type == "cuda", before, float(msg.get("delay_us", 0)))
         for n, out in zip(names, last):
             if out is not None:

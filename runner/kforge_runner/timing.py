@@ -51,8 +51,8 @@ def _callable(problem, slots, msg):
     if mode == "noop" and msg.get("outputs"):
         # An empty call that returns fresh outputs the size of the reference's, written
         # inside the timed call: what an honest candidate's outputs cost outside it
-        # (released after the next call, its pages given back) is then in the calibration.
-        # The lane subtracts the reported (in-timer) part.
+        # (released before the next call with their set, their pages given back) is then in
+        # the calibration. The lane subtracts the reported (in-timer) part.
         like = slots[0].out_bufs
 
         def fn(*args):
