@@ -8,6 +8,7 @@ builds (or finds in its cache) exactly the extension torch would have built. For
 candidate (`load` with family "triton") Triton is hooked first (triton_hooks.py): launches
 counted, compile time and errors recorded, and in the ghost replay every launch a no-op.
 """
+import gc
 import linecache
 import os
 import sys
@@ -343,8 +344,12 @@ class Host:
 
             def before(slot, index):
                 perturbers[slot].apply(sets[slot], index)
+        first, iters = int(msg["first"]), int(msg["iters"])
+        # The sets this batch calls get new last outputs: their old ones are not kept beside.
+        for k in range(min(iters, len(names))):
+            self.timed_last.pop(names[(first + k) % len(names)], None)
         dev_ms, wall_ms, last, host_ms, hidden = self.run_batch(
-            self.model, sets, int(msg["first"]), int(msg["iters"]), True,
+            self.model, sets, first, iters, True,
             self.device.type == "cuda", before, float(msg.get("delay_us", 0)))
         for n, out in zip(names, last):
             if out is not None:
@@ -359,6 +364,17 @@ class Host:
             return {"ok": True, "peak_bytes": int(torch.cuda.max_memory_allocated(self.device))}
         import resource
         return {"ok": True, "peak_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
+
+    def op_release(self, msg):
+        """Lets go of every slot but those named in `keep`: its mapped buffers, the copy of its
+        inputs that fresh inputs are made from, its last timed outputs. The judge frees those
+        buffers next, and memory this process still maps would stay taken until it exits."""
+        keep = set(msg["keep"])
+        for held in (self.opened, self.perturbers, self.timed_last):
+            for name in [n for n in held if n not in keep]:
+                del held[name]
+        gc.collect()  # a tensor in a reference cycle would keep its mapping
+        return {"ok": True}
 
     def op_emit(self, msg):
         name = msg["slot"]

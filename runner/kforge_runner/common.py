@@ -109,15 +109,20 @@ class Perturber:
             if n is not None:
                 self._rewrite(j, index, bufs[j])
 
-    def inputs(self, index):
-        """The inputs of timed call `index`, as new tensors."""
+    def inputs(self, index, in_place=False):
+        """The inputs of timed call `index`: new tensors, or with `in_place` the base tensors
+        themselves rewritten where they are contiguous (the base is then used up: no copy of a
+        multi-GiB input)."""
         import torch
         out = []
         for j, (x, n) in enumerate(zip(self.base, self.noise)):
             if n is None:
                 out.append(x)
                 continue
-            y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+            if in_place and x.is_contiguous():
+                y = x
+            else:
+                y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
             self._rewrite(j, index, y)
             out.append(y)
         return out

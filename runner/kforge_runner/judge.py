@@ -77,6 +77,12 @@ class Judge:
         global native
         native = load_extension(msg["path"], msg["module_name"])
         self.exporter.native = native
+        if not self.memory.cuda():
+            # The helper's cache-flush buffer (twice the last-level cache) is made once, on its
+            # first timed call: made now, it counts as start-up memory, not as the trials'. Its
+            # GPU counterpart is twice the L2, a thousandth of a device.
+            native.run_batch(timing.noop, [[]], 0, 1, True, False, None, 0.0)
+            self.memory.rebase()
         return {"ok": True, "has_cuda": bool(native.has_cuda())}
 
     def problem(self, pid):
@@ -133,8 +139,15 @@ class Judge:
             other.release()
 
     def op_release_slots(self, msg):
-        """Every problem's trial buffers handed back (another process is about to use the
-        device: the confined judge of an untrusted problem)."""
+        """Trial buffers handed back. With `problem`: its slots but those named in `keep` (a big
+        problem's phase is over, and the next one's slots need the room). Without: every
+        problem's (another process is about to use the device: the confined judge of an
+        untrusted problem)."""
+        if msg.get("problem") is not None:
+            p = self.problems.get(msg["problem"])
+            if p is not None:
+                p.release(keep=set(msg.get("keep", [])))
+            return {"ok": True}
         self.problem_slots_released()
         if self.memory is not None and self.memory.cuda():
             torch.cuda.empty_cache()
@@ -149,15 +162,9 @@ class Judge:
             why = p.signed_skip()
             if why is not None:
                 return {"ok": True, "skip": why}
-        inputs = p.inputs_of(recipe)
-        if p.slots.get(msg["slot"]) is not None:
-            p.slots[msg["slot"]].drop()  # its kept copies are stale: room for this draw
-        # The inputs are laid into the slot's buffers before the reference may write into them.
-        refs = p.reference(inputs)
-        if msg.get("signed") and not check.finite(refs):
-            return {"ok": True, "skip": "the reference is not finite on signed inputs"}
-        slot = p.slot(msg["slot"], inputs, refs, recipe)
-        del inputs, refs
+        slot, skip = p.prepare(msg["slot"], recipe, finite_only=bool(msg.get("signed")))
+        if skip is not None:
+            return {"ok": True, "skip": skip}
         device_sync(self.device)
         self.memory.settle()
         return {"ok": True, "slot": slot.describe()}
@@ -168,7 +175,7 @@ class Judge:
             self.memory.note_peak()
             torch.cuda.reset_peak_memory_stats(self.memory.device)
         peak = self.memory.peak
-        self.memory.peak = self.memory.held
+        self.memory.peak = self.memory.now()
         return {"ok": True, "peak_bytes": int(peak), "free_bytes": self.memory.free_bytes()}
 
     def op_check(self, msg):
@@ -200,6 +207,18 @@ class Judge:
             p.release()
         return {"ok": True}
 
+    def _log_memory(self, msg, peak):
+        """$KFORGE_JUDGE_MEMORY_LOG: a line per request with its peak and what is held after it
+        (docs/PROTOCOL.md, "Memory", was measured with it)."""
+        path = os.environ.get("KFORGE_JUDGE_MEMORY_LOG")
+        if not path:
+            return
+        slots = msg.get("slot") or ",".join(msg.get("slots", []))
+        with open(path, "a") as f:
+            f.write("%-12s %-10s %-8s peak %9.1f MiB  held after %9.1f MiB\n"
+                    % (msg.get("op"), slots, msg.get("mode", ""), peak / 2**20,
+                       self.memory.now() / 2**20))
+
     def serve(self):
         while True:
             try:
@@ -216,11 +235,18 @@ class Judge:
             if self.refusal is not None:
                 self.chan.send({"ok": False, "message": self.refusal})
                 continue
+            memory = self.memory  # None until hello
             try:
+                if memory is not None:
+                    memory.begin()
                 reply = getattr(self, "op_" + op)(msg)
+                if memory is not None:
+                    self._log_memory(msg, memory.end())
             except Exception as e:
                 reply = {"ok": False, "message": "%s: %s" % (type(e).__name__, e),
                          "traceback": traceback.format_exc()[-4000:]}
+                if memory is not None:
+                    _fold_failed_peak(memory)
             self.chan.send(protocol.checked("judge", op, reply))
         for p in self.problems.values():
             p.release()
@@ -229,6 +255,15 @@ class Judge:
                 os.rmdir(self.shm_dir)
             except OSError:
                 pass
+
+
+def _fold_failed_peak(memory):
+    """A failed request's peak counts too (an out-of-memory's above all); reading it must not
+    fail the reply."""
+    try:
+        memory.end(enforce=False)
+    except Exception:  # noqa: BLE001 - a device that errs: the reply says what failed
+        pass
 
 
 def _meta(x):

@@ -6,7 +6,7 @@ import importlib.util
 
 import torch
 
-from . import contract
+from . import check, contract
 from .common import as_list
 from .slots import KEEP_SHARE, Slot, tensor_bytes
 
@@ -146,20 +146,39 @@ class Problem:
                 raise ValueError("the reference returned a %s, not a tensor" % type(r).__name__)
         return [r.detach().clone() if copy else r.detach() for r in refs]
 
-    def slot(self, name, inputs, refs, recipe):
-        slot = self.slots.get(name)
-        sig = Slot._signature(inputs, refs)
-        if slot is None or slot.signature != sig:
-            if slot is not None:
-                slot.release()
-            slot = Slot(self.exporter, inputs, refs, self.memory)
-            self.slots[name] = slot
-        keep = tensor_bytes(inputs) + tensor_bytes(refs) \
-            <= KEEP_SHARE * self.memory.plan_bytes() or self.memory.plan_bytes() == 0
-        slot.fill(inputs, refs, recipe, keep)
-        return slot
+    def prepare(self, name, recipe, finite_only=False):
+        """Slot `name` ready for a trial: the inputs `recipe` names laid into its buffers, its
+        output buffers poisoned, and its pristine inputs and reference outputs kept beside them
+        when they take at most KEEP_SHARE of the memory the judge plans with (else its check
+        draws the inputs again and runs the reference then). Returns (slot, None), or (None,
+        why) when `finite_only` and the reference is not finite on these inputs.
 
-    def release(self):
-        for s in self.slots.values():
-            s.release()
-        self.slots = {}
+        The inputs go into the buffers first, so the reference runs on the drawn tensors
+        themselves: a set of inputs T bytes and outputs U bytes takes at most the buffers
+        (T + U), the draw (T) and the reference's outputs (U) at once, no copies."""
+        slot = self.slots.get(name)
+        if slot is None:
+            slot = self.slots[name] = Slot(self.exporter, self.memory)
+        slot.drop()  # its kept copies are stale: room for this draw
+        inputs = self.inputs_of(recipe)
+        slot.lay(inputs)
+        # The buffers hold the pristine inputs now: the reference may write into `inputs`.
+        refs = self.reference(inputs, copy=False)
+        del inputs
+        if finite_only and not check.finite(refs, check.compare_chunk(self.memory.plan_bytes())):
+            slot.recipe = None  # its inputs are not this trial's: prepared again before use
+            return None, "the reference is not finite on signed inputs"
+        slot.outputs_like(refs)
+        plan = self.memory.plan_bytes()
+        kept = None
+        if plan == 0 or slot.buffer_bytes <= KEEP_SHARE * plan:
+            kept = ([b.clone() if isinstance(b, torch.Tensor) else b for b in slot.in_bufs],
+                    [r.clone() for r in refs])
+        del refs
+        slot.fill(recipe, kept)
+        return slot, None
+
+    def release(self, keep=()):
+        """Hands back every slot's buffers but those named in `keep`."""
+        for name in [n for n in self.slots if n not in keep]:
+            self.slots.pop(name).release()

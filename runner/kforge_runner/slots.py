@@ -28,7 +28,14 @@ def tensor_bytes(values):
 
 class Memory:
     """What the judge plans with: the device's free memory (or a budget that caps it, for tests
-    and shared GPUs: $KFORGE_DEVICE_MEMORY_BUDGET bytes), and the peak it held."""
+    and shared GPUs: $KFORGE_DEVICE_MEMORY_BUDGET bytes), and the peak it held.
+
+    The peak is measured per request (`begin`, `end`): on a GPU PyTorch's peak plus the shared
+    buffers; on the CPU the resident set's high-water mark above what the judge held when it
+    started (torch, Python, the helper's flush buffer). With a budget the CPU stands in for a
+    device: a request whose peak passed the budget fails as an out-of-memory would, and large
+    allocations are mapped on their own so that what is freed leaves the resident set, as freed
+    device memory leaves the GPU (`_exact_resident_set`)."""
 
     def __init__(self, device, exporter):
         self.device = torch.device(device)
@@ -36,6 +43,13 @@ class Memory:
         self.budget = int(os.environ.get("KFORGE_DEVICE_MEMORY_BUDGET", "0") or 0)
         self.held = 0  # CPU: bytes of the slots' tensors (no allocator to ask)
         self.peak = 0
+        self.base = 0  # CPU: the resident set not counted (what the judge started with)
+        self.resettable = False  # CPU: the high-water mark can be reset per request
+        if not self.cuda():
+            if self.budget:
+                _exact_resident_set()
+            self.base = _status_bytes("VmRSS")
+            self.resettable = _reset_high_water()
 
     def cuda(self):
         return self.device.type == "cuda"
@@ -43,6 +57,41 @@ class Memory:
     def allocated(self):
         """Device memory the judge holds: PyTorch's tensors and the shared buffers."""
         return torch.cuda.memory_allocated(self.device) + self.exporter.shared_bytes
+
+    def rebase(self):
+        """On the CPU: what is resident now is the judge's start-up memory, not its trials'."""
+        if not self.cuda():
+            self.base = _status_bytes("VmRSS")
+
+    def begin(self):
+        """Before a request: the high-water mark starts again from what is held now."""
+        if self.cuda():
+            torch.cuda.reset_peak_memory_stats(self.device)
+        elif self.resettable:
+            self.resettable = _reset_high_water()
+
+    def end(self, enforce=True):
+        """After a request: its peak, folded into `peak`. On the CPU with a budget, a peak past
+        it is an out-of-memory (the GPU's own allocator fails at the moment instead) unless
+        `enforce` is off (a request that failed anyway)."""
+        if self.cuda():
+            self.note_peak()
+            return torch.cuda.max_memory_allocated(self.device) + self.exporter.shared_bytes
+        if self.budget:
+            _trim_heap()
+        high = _status_bytes("VmHWM" if self.resettable else "VmRSS")
+        request_peak = max(high - self.base, 0)
+        self.peak = max(self.peak, request_peak)
+        if enforce and self.budget and request_peak > self.budget:
+            raise MemoryError("kforge's judge held %d bytes at its peak, over its memory budget "
+                              "of %d" % (request_peak, self.budget))
+        return request_peak
+
+    def now(self):
+        """What the judge holds now (the peak starts again from it)."""
+        if self.cuda():
+            return self.allocated()
+        return max(self.held, _status_bytes("VmRSS") - self.base)
 
     def free_bytes(self):
         """What the judge may still use: the budget less what it holds, or the device's free
@@ -98,56 +147,123 @@ class Memory:
             torch.cuda.empty_cache()
 
 
+def _status_bytes(field):
+    """A size from /proc/self/status (VmRSS, VmHWM) in bytes; 0 where there is none."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def _reset_high_water():
+    """Resets the resident set's high-water mark (VmHWM); False where Linux does not let us."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+# glibc's mallopt parameter: allocations of at least this many bytes get their own mapping.
+_M_MMAP_THRESHOLD = -3
+# Allocations of this size or more are mapped on their own with a budget on the CPU: a trial's
+# tensors are, a comparison's chunks are not (1M elements: reused from the heap, no page
+# faults; mapped each time, a 64 MiB output's check took 6 s instead of 1 s).
+EXACT_FROM_BYTES = 16 << 20
+
+
+def _exact_resident_set():
+    """Large allocations get their own mapping, returned to the system when freed. glibc's
+    default raises that threshold up to 32 MiB as blocks are freed and serves smaller ones from
+    its heap, which keeps pages freed in its middle: the resident set would then grow with every
+    draw, and a budget count memory the judge no longer holds."""
+    try:
+        _libc().mallopt(_M_MMAP_THRESHOLD, EXACT_FROM_BYTES)
+    except (OSError, AttributeError):
+        pass
+
+
+def _trim_heap():
+    """Pages the heap keeps free go back (after each request, with a budget on the CPU)."""
+    try:
+        _libc().malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _libc():
+    import ctypes
+    return ctypes.CDLL("libc.so.6")
+
+
 class Slot:
     """One set of shared buffers: the candidate's inputs and the outputs it must write, and how
-    to get the pristine inputs and reference outputs back (kept, or drawn again)."""
+    to get the pristine inputs and reference outputs back (kept, or drawn again). The input
+    and output buffers are made apart (`lay`, `outputs_like`): a trial's inputs go into their
+    buffers before its reference runs, so the reference can run on the drawn tensors
+    themselves instead of on copies of them."""
 
-    def __init__(self, exporter, inputs, refs, memory):
+    def __init__(self, exporter, memory):
         self.exporter = exporter
         self.memory = memory
-        self.in_bufs, self.in_descs = [], []
-        for x in inputs:
-            if isinstance(x, torch.Tensor):
-                t, d = exporter.new(x.shape, x.dtype)
-                self.in_bufs.append(t)
-                self.in_descs.append({"tensor": d})
-            else:
-                self.in_bufs.append(x)
-                self.in_descs.append({"value": x})
-        self.out_bufs, self.out_descs = [], []
-        for r in refs:
-            t, d = exporter.new(r.shape, r.dtype)
-            self.out_bufs.append(t)
-            self.out_descs.append(d)
-        self.signature = self._signature(inputs, refs)
-        self.buffer_bytes = tensor_bytes(self.in_bufs) + tensor_bytes(self.out_bufs)
-        memory.take(self.buffer_bytes)
+        self.in_bufs, self.in_descs, self.in_sig = [], [], None
+        self.out_bufs, self.out_descs, self.out_sig = [], [], None
         self.recipe = None  # how the inputs were drawn: Problem.inputs_of(recipe) redraws them
         self.kept = None  # (pristine inputs, reference outputs) when small enough to keep
         self.kept_bytes = 0
         self.swapped = False  # a swapped trial: a wrong answer may be the unswapped inputs' one
 
-    @staticmethod
-    def _signature(inputs, refs):
-        def sig(x):
-            if isinstance(x, torch.Tensor):
-                return ("t", tuple(x.shape), str(x.dtype))
-            return ("v", repr(x))
-        return tuple(sig(x) for x in inputs), tuple(sig(r) for r in refs)
+    @property
+    def buffer_bytes(self):
+        return tensor_bytes(self.in_bufs) + tensor_bytes(self.out_bufs)
 
-    def fill(self, inputs, refs, recipe, keep):
-        """Lays `inputs` into the buffers; keeps a pristine copy and `refs` only if `keep`."""
-        self.recipe = recipe
-        self.swapped = bool(recipe.get("swap_seed"))
-        self.drop()
+    def lay(self, inputs):
+        """Copies `inputs` into the input buffers (made first, or again for other shapes)."""
+        sig = _signature(inputs)
+        if sig != self.in_sig:
+            self._free_inputs()
+            for x in inputs:
+                if isinstance(x, torch.Tensor):
+                    self.memory.take(tensor_bytes([x]))
+                    t, d = self.exporter.new(x.shape, x.dtype)
+                    self.in_bufs.append(t)
+                    self.in_descs.append({"tensor": d})
+                else:
+                    self.in_bufs.append(x)
+                    self.in_descs.append({"value": x})
+            self.in_sig = sig
         for buf, x in zip(self.in_bufs, inputs):
             if isinstance(x, torch.Tensor):
                 buf.copy_(x)
-        if keep:
-            pristine = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-            self.kept_bytes = tensor_bytes(pristine) + tensor_bytes(refs)
+
+    def outputs_like(self, refs):
+        """Output buffers of the references' shapes and dtypes (made first, or again)."""
+        sig = _signature(refs)
+        if sig == self.out_sig:
+            return
+        self._free_outputs()
+        for r in refs:
+            self.memory.take(tensor_bytes([r]))
+            t, d = self.exporter.new(r.shape, r.dtype)
+            self.out_bufs.append(t)
+            self.out_descs.append(d)
+        self.out_sig = sig
+
+    def fill(self, recipe, kept=None):
+        """The inputs laid and the outputs made: records how the inputs were drawn, keeps
+        `kept` (pristine inputs, reference outputs) if given, and poisons the outputs."""
+        self.recipe = recipe
+        self.swapped = bool(recipe.get("swap_seed"))
+        self.drop()
+        if kept is not None:
+            self.kept_bytes = tensor_bytes(kept[0]) + tensor_bytes(kept[1])
             self.memory.take(self.kept_bytes)
-            self.kept = (pristine, refs)
+            self.kept = kept
         self.poison()
 
     def drop(self):
@@ -163,11 +279,31 @@ class Slot:
     def describe(self):
         return {"inputs": self.in_descs, "outputs": self.out_descs}
 
-    def release(self):
-        self.drop()
-        self.memory.give(self.buffer_bytes)
+    def _free_inputs(self):
+        self.memory.give(tensor_bytes(self.in_bufs))
         for d in self.in_descs:
             if "tensor" in d:
                 self.exporter.release(d["tensor"])
+        # The buffers' memory goes with their tensors (a mapped file's, a cudaFree): none may
+        # stay referenced from here.
+        self.in_bufs, self.in_descs, self.in_sig = [], [], None
+
+    def _free_outputs(self):
+        self.memory.give(tensor_bytes(self.out_bufs))
         for d in self.out_descs:
             self.exporter.release(d)
+        self.out_bufs, self.out_descs, self.out_sig = [], [], None
+
+    def release(self):
+        self.drop()
+        self._free_inputs()
+        self._free_outputs()
+        self.recipe = None
+
+
+def _signature(values):
+    def sig(x):
+        if isinstance(x, torch.Tensor):
+            return ("t", tuple(x.shape), str(x.dtype))
+        return ("v", repr(x))
+    return tuple(sig(x) for x in values)

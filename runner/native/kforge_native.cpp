@@ -240,7 +240,8 @@ Hold& TheHold() {
 //   wall_ms[k]    the host clock from before the hold to after the closing sync, less the
 //                 GPU's own time from before the hold to the start event; informative only
 //                 (the supervisor measures its own wall clock);
-//   last_outputs[j] the value of the last call made with arg_sets[j] (None if none);
+//   last_outputs[j] the value of the last call made with arg_sets[j] (None if none; each
+//                 earlier one is released before the next call with that set);
 //   host_ms[k]    the host time of the call itself (the forward's Python and launches);
 //   hidden        how many calls returned before the GPU reached their start event (their
 //                 host time entirely outside the interval).
@@ -274,6 +275,10 @@ py::tuple RunBatch(py::function fn, py::list arg_sets, int64_t first, int64_t it
 #endif
   for (int64_t k = 0; k < iters; ++k) {
     const size_t slot = static_cast<size_t>(first + k) % pool;
+    // The set's previous output goes before the call that replaces it, outside the timed
+    // interval and the call's wall time as before: an output may be GiBs, and holding it while
+    // the next one is made would take twice its memory.
+    last[slot] = py::none();
     if (!before.is_none()) before(slot, first + k);
     DeviceSync(cuda);
     auto w0 = Clock::now();

@@ -58,7 +58,13 @@ class CandidateRun {
 
   bool Load(const ProblemInfo& problem, const std::string& code);
 
-  // The trials of PlanTrials (trial_plan.h), in the same buffers every time.
+  // Between phases of a big problem (ReleaseBetweenPhases): the candidate host lets go of every
+  // slot but those in `keep`, then the judge hands them back, so the next phase's buffers do
+  // not sit beside them. A no-op for other problems. False when the run ended (`stage` names
+  // where, for the verdict).
+  bool ReleaseSlots(const std::vector<std::string>& keep, const std::string& stage);
+  // The trials of PlanTrials (trial_plan.h), in the same buffers every time (a shape
+  // variant's in its own).
   bool Trials(const ProblemInfo& problem);
 
   // Timing, the wall-clock bound and the timed outputs (timed_run.cc).

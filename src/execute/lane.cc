@@ -149,6 +149,11 @@ Result<ProblemInfo> Lane::LoadProblem(const std::string& id, const fs::path& pat
   return p;
 }
 
+Status Lane::Impl::ReleaseSlots(const std::string& problem, const std::vector<std::string>& keep) {
+  auto r = JudgeRequest(problem, requests::ReleaseSlots(problem, keep), milliseconds(60000));
+  return r.ok() ? Status::Ok() : r.status();
+}
+
 Result<std::vector<nlohmann::json>> Lane::Impl::PreparePool(const std::string& problem, int pool,
                                                             uint64_t seed) {
   std::vector<nlohmann::json> descs;
@@ -217,6 +222,10 @@ Result<BaselineResult> Lane::TimeBaselines(const ProblemInfo& problem, const Tim
   Impl& m = *impl_;
   const std::string& problem_id = problem.id;
   const int pool_size = FitTimingPool(opt.pool, problem.memory);
+  if (ReleaseBetweenPhases(problem.memory)) {
+    // A big problem's correctness slot, or another run's, does not stay beside the rotation.
+    if (Status s = m.ReleaseSlots(problem_id, PoolNames(pool_size)); !s.ok()) return s;
+  }
   auto pool = m.PreparePool(problem_id, pool_size, seed);
   if (!pool.ok()) return pool.status();
   BaselineResult out;

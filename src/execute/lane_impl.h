@@ -91,6 +91,10 @@ class Lane::Impl {
     const backend::Device* d = backend::FindDevice(opt.backend);
     return d ? d->TorchDevice(opt.device_index) : "cpu";
   }
+  // The judge hands back `problem`'s trial buffers but those of the slots in `keep` (a big
+  // problem between phases: ReleaseBetweenPhases). A candidate host that mapped them lets go
+  // of them first (CandidateRun::ReleaseSlots).
+  Status ReleaseSlots(const std::string& problem, const std::vector<std::string>& keep);
   // Fills pool slots T0..T(P-1) with inputs drawn from `seed`; returns their descriptors.
   Result<std::vector<nlohmann::json>> PreparePool(const std::string& problem, int pool,
                                                   uint64_t seed);

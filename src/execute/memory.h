@@ -14,6 +14,8 @@ struct MemoryFacts {
   // What the judge could still use after loading the problem (its cached blocks count as free;
   // it hands them back before a candidate runs). 0: unknown (the CPU without a budget).
   int64_t free_bytes = 0;
+  // The memory the judge plans with: the device's, or the budget. 0: unknown.
+  int64_t plan_bytes = 0;
 };
 
 MemoryFacts MemoryFactsFromJson(const nlohmann::json& j);
@@ -26,5 +28,14 @@ MemoryFacts MemoryFactsFromJson(const nlohmann::json& j);
 // judge's checks. (Half was too much on the H200: KernelBench's 7 GiB InstanceNorm ran the
 // candidate out of memory with two sets.)
 int FitTimingPool(int requested, const MemoryFacts& m);
+
+// Whether a run hands back each phase's trial buffers before the next phase's are made (the
+// correctness slot before a shape variant's and before the timing rotation, the rotation
+// before the ablation call), the candidate host letting go of them first. True for a big
+// problem: one whose trial set (inputs and outputs) takes more than 1/64 of the memory the
+// judge plans with, the same share over which the judge keeps no copies beside a slot
+// (runner/kforge_runner/slots.py, KEEP_SHARE). Otherwise the judge keeps every slot from one
+// candidate to the next, as before: making them again costs time and saves nothing that matters.
+bool ReleaseBetweenPhases(const MemoryFacts& m);
 
 }  // namespace kf::execute

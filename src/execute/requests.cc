@@ -105,6 +105,12 @@ json Emit(const std::string& slot, const json& buffers) {
   return {{"op", "emit"}, {"slot", slot}, {"buffers", buffers}};
 }
 
+json Release(const std::vector<std::string>& keep) { return {{"op", "release"}, {"keep", keep}}; }
+
+json ReleaseSlots(const std::string& problem, const std::vector<std::string>& keep) {
+  return {{"op", "release_slots"}, {"problem", problem}, {"keep", keep}};
+}
+
 json LoadInlineAnswer(bool ok, const std::string& so_path, const std::string& module_name,
                       const std::string& message) {
   return {{"ok", ok}, {"so_path", so_path}, {"module_name", module_name}, {"message", message}};

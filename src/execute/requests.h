@@ -33,6 +33,8 @@ json Check(const std::string& problem, const std::string& slot, const Tolerances
 // A batch of the reference in `mode` ("eager", "compile").
 json TimeReference(const std::string& problem, const std::string& mode,
                    const std::vector<std::string>& slots, int first, int iters, double delay_us);
+// `problem`'s trial buffers handed back, but those of the slots named in `keep`.
+json ReleaseSlots(const std::string& problem, const std::vector<std::string>& keep);
 // A batch of empty calls: what a timed call costs around the call itself.
 json TimeNoop(const std::string& problem, const std::vector<std::string>& slots, int iters,
               uint64_t perturb_seed, double delay_us, bool outputs);
@@ -49,6 +51,8 @@ json Call(const std::string& slot, const json& buffers, bool ablate = false, boo
 json TimeCandidate(const std::vector<std::string>& slots, const json& buffers, int first, int iters,
                    uint64_t perturb_seed, double delay_us);
 json Emit(const std::string& slot, const json& buffers);
+// Lets go of every slot's buffers but those named in `keep` (before the judge frees them).
+json Release(const std::vector<std::string>& keep);
 // kforge's answer to a candidate's load_inline event.
 json LoadInlineAnswer(bool ok, const std::string& so_path, const std::string& module_name,
                       const std::string& message);

@@ -36,6 +36,8 @@ std::vector<Sent> EveryRequest() {
       {"judge", Bare("gpu_state")},
       {"judge", Bare("memory")},
       {"judge", Bare("release_slots")},
+      {"judge", ReleaseSlots("p1", pool)},
+      {"judge", ReleaseSlots("p1", {})},
       {"judge", Bare("exit")},
       {"zygote", Spawn("spawn", "cpu", "/tmp/cand-1", "")},
       {"zygote", Spawn("spawn", "cuda:0", "/tmp/cand-2", "/cache/triton")},
@@ -52,6 +54,8 @@ std::vector<Sent> EveryRequest() {
       {"candidate", Call("main", slot, false, /*profile=*/true)},
       {"candidate", TimeCandidate(pool, buffers, 0, 3, 77, 0.0)},
       {"candidate", Emit("T1", slot)},
+      {"candidate", Release({"main"})},
+      {"candidate", Release({})},
       {"candidate", Bare("memory")},
   };
 }

@@ -142,15 +142,31 @@ bool CandidateRun::Load(const ProblemInfo& problem, const std::string& code) {
   return true;
 }
 
+bool CandidateRun::ReleaseSlots(const std::vector<std::string>& keep, const std::string& stage) {
+  if (!ReleaseBetweenPhases(memory_)) return true;
+  const milliseconds timeout(60000);
+  auto r = Ask(requests::Release(keep), timeout);
+  if (!r.ok() || !r->value("ok", false))
+    return Failed(stage, "letting go of its buffers", r, timeout);
+  if (Status s = lane_.ReleaseSlots(problem_, keep); !s.ok())
+    return Infra("the judge failed to release trial buffers: " + s.message());
+  return true;
+}
+
 bool CandidateRun::Trials(const ProblemInfo& problem) {
   const std::vector<Trial> order = PlanTrials(opt_.trials, seed_, problem.shape_variants.size());
   bool first_failure = true;
+  std::string last_slot;
   for (size_t i = 0; i < order.size(); ++i) {
     const Trial& t = order[i];
     const std::string label = t.variant >= 0
                                   ? "shape " + VariantSizes(problem.shape_variants[t.variant])
                                   : TrialLabel(order, i);
     const std::string slot = t.variant < 0 ? "main" : "shape" + std::to_string(t.variant);
+    // A big problem's trial set alone: the last run's timing rotation, or this run's main
+    // slot before a shape variant's, goes first.
+    if (slot != last_slot && !ReleaseSlots({slot}, "correctness")) return false;
+    last_slot = slot;
     const json prep =
         requests::Prepare(problem_, slot, t.seed, t.signed_inputs, t.swap_seed, t.variant);
     auto tp = Clock::now();
@@ -258,6 +274,7 @@ bool CandidateRun::Trials(const ProblemInfo& problem) {
 }
 
 bool CandidateRun::Ablate() {
+  if (!ReleaseSlots({"main"}, "runtime")) return false;  // a big problem's timing rotation
   auto p = lane_.JudgeRequest(problem_, requests::Prepare(problem_, "main", seed_ ^ 0xab1a7e, false),
                               milliseconds(300000));
   if (!p.ok())

@@ -20,6 +20,7 @@ bool CandidateRun::Time() {
   const int pool_size = FitTimingPool(opt_.timing.pool, memory_);
   const auto names = PoolNames(pool_size);
   out_.input_sets = pool_size;
+  if (!ReleaseSlots(names, "timing")) return false;  // a big problem's correctness slot
   auto pool = lane_.PreparePool(problem_, pool_size, seed_ ^ 0x5bd1e995);
   if (!pool.ok())
     return Infra("the judge failed to prepare timing inputs: " + pool.status().message());

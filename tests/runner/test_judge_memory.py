@@ -1,7 +1,9 @@
 """Tests for the judge's memory model (runner/kforge_runner/judge.py, slots.py and check.py;
 docs/PROTOCOL.md "Memory") on the CPU: comparisons in chunks agree with one pass, the timed-input rewrite of a large input
 is the same in the candidate and the judge, big slots keep no copies, and loaded problems'
-models are set aside under a memory budget and come back with the same weights.
+models are set aside under a memory budget and come back with the same weights; a big
+problem's requests peak at a slot's buffers, a draw and the reference's outputs, and its
+slots are handed back by phase, by the judge and by the candidate host.
 Run with /usr/bin/python3 -m unittest discover -s tests/runner (needs torch)."""
 import os
 import shutil
@@ -15,7 +17,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "runner"))
 
 import torch  # noqa: E402
 
-from kforge_runner import check, common, judge  # noqa: E402
+from kforge_runner import candidate, check, common, judge  # noqa: E402
 
 PROBLEM = '''
 import torch
@@ -108,6 +110,27 @@ class PerturberTest(unittest.TestCase):
                                           & (ratio <= 1.0 + 1e-6)).all()))
             self.assertFalse(torch.equal(p.inputs(1)[0], p.inputs(2)[0]))
 
+    def test_the_judges_own_redraw_is_rewritten_where_it_lies(self):
+        base = [torch.randn(5, 1001), torch.randn(3, 4).t(), 7]  # one not contiguous
+        with mock.patch.object(common, "PERTURB_PERIOD", 256):
+            want = common.Perturber([x.clone() if torch.is_tensor(x) else x for x in base],
+                                    seed=99).inputs(3)
+            got = common.Perturber(base, seed=99).inputs(3, in_place=True)
+        self.assertIs(got[0], base[0])  # no copy of a contiguous input
+        self.assertIsNot(got[1], base[1])
+        self.assertEqual(got[2], 7)
+        for g, w in zip(got[:2], want[:2]):
+            self.assertTrue(torch.equal(g, w))
+
+
+class FiniteTest(unittest.TestCase):
+    def test_chunks_see_a_nan_anywhere(self):
+        x = torch.zeros(1000)
+        self.assertTrue(check.finite([x], chunk=64))
+        x[999] = float("inf")
+        self.assertFalse(check.finite([x], chunk=64))
+        self.assertTrue(check.finite([torch.arange(5)], chunk=2))  # integers are finite
+
 
 class JudgeMemoryTest(unittest.TestCase):
     def setUp(self):
@@ -195,6 +218,144 @@ class JudgeMemoryTest(unittest.TestCase):
             self.assertEqual([(o.shape, o.dtype) for o in outs], [(ref.shape, ref.dtype)])
             self.assertNotEqual(outs[0].data_ptr(), ref.data_ptr())  # fresh memory each call
         self.assertEqual(returned, [None, None, None])
+
+
+MIB = 1 << 20
+# KernelBench's 19_ReLU (6 GiB in, 6 GiB out) on an 80 GiB GPU, scaled down: T = 32 MiB in and
+# out, a budget of 20 T.
+BIG = '''
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+def get_inputs():
+    return [torch.randn(2048, 4096)]
+
+def get_init_inputs():
+    return []
+'''
+
+
+class BigProblemTest(unittest.TestCase):
+    T = 32 * MIB
+    TOL = {"float32": 1e-4}
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="kforge-judge-test.")
+        self.path = os.path.join(self.dir, "big.py")
+        with open(self.path, "w") as f:
+            f.write(BIG)
+        with mock.patch.dict(os.environ, {"KFORGE_DEVICE_MEMORY_BUDGET": str(20 * self.T)}):
+            self.j = judge.Judge(chan=None)
+            self.assertTrue(self.j.op_hello({"device": "cpu"})["ok"])
+        if not self.j.memory.resettable:
+            self.skipTest("this Linux does not let a process reset its resident set's peak")
+
+    def tearDown(self):
+        self.j.problem_slots_released()
+        shutil.rmtree(self.j.shm_dir, ignore_errors=True)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def request(self, op, msg):
+        """The reply and the request's peak, as the judge's loop measures it."""
+        m = self.j.memory
+        m.begin()
+        reply = getattr(self.j, "op_" + op)(dict(msg, problem="big"))
+        return reply, m.end()
+
+    def answer(self, slot):
+        """What an honest candidate writes."""
+        torch.clamp(slot.in_bufs[0], min=0, out=slot.out_bufs[0])
+
+    def test_a_request_peaks_at_a_slot_a_draw_and_the_outputs_and_phases_hand_slots_back(self):
+        reply, _ = self.request("load_problem", {"id": "big", "path": self.path, "init_seed": 1})
+        self.assertTrue(reply["ok"])
+        # 4T and what the judge started with beside it; a check adds the comparison's chunks
+        # (1M elements with this budget: up to 12 float32 temporaries, 48 MiB) and, for timed
+        # outputs, the fresh-input noise (4M factors). Copies of the draw for the reference and
+        # of its outputs took 6T, one chunk of 16M elements 4 such temporaries of T.
+        bound = 4 * self.T + 12 * MIB
+        for seed in (7, 8):
+            reply, peak = self.request("prepare", {"slot": "main", "seed": seed})
+            self.assertLessEqual(peak, bound, "prepare %d" % seed)
+        slot = self.j.problems["big"].slots["main"]
+        self.assertIsNone(slot.kept)
+        self.answer(slot)
+        reply, peak = self.request("check", {"slot": "main", "atol": self.TOL, "rtol": self.TOL})
+        self.assertTrue(reply["pass"], reply)
+        self.assertLessEqual(peak, bound + 48 * MIB, "check")
+        reply, peak = self.request("prepare", {"slot": "main", "seed": 9, "signed": True})
+        self.assertIn("slot", reply)
+        self.assertLessEqual(peak, bound, "the signed trial's prepare")
+
+        # The next phase: the correctness slot goes back, its file with it.
+        main_file = slot.in_descs[0]["tensor"]["path"]
+        held = self.j.memory.now()
+        self.request("release_slots", {"keep": ["T0"]})
+        self.assertEqual(self.j.problems["big"].slots, {})
+        self.assertFalse(os.path.exists(main_file))
+        self.assertLessEqual(self.j.memory.now(), held - 2 * self.T + 4 * MIB)
+
+        # Timed outputs: the candidate rewrote its inputs from its own copy; the judge rewrites
+        # its redraw where it lies (it made a second one: 5T).
+        reply, peak = self.request("prepare", {"slot": "T0", "seed": 11})
+        self.assertLessEqual(peak, bound, "a timing set's prepare")
+        t0 = self.j.problems["big"].slots["T0"]
+        common.Perturber([t0.in_bufs[0].clone()], 5).apply(t0.in_bufs, 3)
+        self.answer(t0)
+        reply, peak = self.request("check", {"slot": "T0", "atol": self.TOL, "rtol": self.TOL,
+                                             "perturb": {"seed": 5, "index": 3}})
+        self.assertTrue(reply["pass"], reply)
+        self.assertLessEqual(peak, bound + 48 * MIB, "the timed outputs' check")
+
+    def test_a_request_past_the_budget_fails_as_an_out_of_memory(self):
+        m = self.j.memory
+        m.begin()
+        x = torch.ones(21 * self.T // 4)
+        with self.assertRaisesRegex(MemoryError, "memory budget"):
+            m.end()
+        del x
+        m.begin()
+        self.assertLess(m.end(), self.T)
+
+
+class CandidateReleaseTest(unittest.TestCase):
+    def test_the_host_lets_go_of_every_slot_but_those_kept(self):
+        host = candidate.Host(chan=None, spawn={"device": "cpu"})
+        for name in ("main", "shape0", "T0"):
+            host.opened[name] = ({}, [torch.zeros(4)], [torch.zeros(4)])
+            host.perturbers[name] = object()
+            host.timed_last[name] = [torch.zeros(4)]
+        self.assertEqual(host.op_release({"keep": ["T0"]}), {"ok": True})
+        for held in (host.opened, host.perturbers, host.timed_last):
+            self.assertEqual(list(held), ["T0"])
+        host.op_release({"keep": []})
+        self.assertEqual(host.opened, {})
+
+    def test_a_batch_lets_go_of_the_last_outputs_of_the_sets_it_calls_only(self):
+        host = candidate.Host(chan=None, spawn={"device": "cpu"})
+        host.model = lambda x: x + 1
+        names = ["T0", "T1", "T2"]
+        seen = []
+
+        def run_batch(fn, sets, first, iters, flush, cuda, before, delay_us):
+            seen.append(sorted(host.timed_last))
+            last = [None] * len(sets)
+            for k in range(iters):
+                last[(first + k) % len(sets)] = fn(*sets[(first + k) % len(sets)])
+            return [0.1] * iters, [0.1] * iters, last, [0.0] * iters, 0
+
+        host.run_batch = run_batch
+        slot = {"inputs": [{"value": 1}], "outputs": []}
+        msg = {"slots": names, "buffers": [slot] * 3}
+        host.op_time(dict(msg, first=0, iters=3))
+        self.assertEqual(sorted(host.timed_last), names)
+        host.op_time(dict(msg, first=3, iters=1))  # calls T0 alone
+        self.assertEqual(seen[-1], ["T1", "T2"])
+        self.assertEqual(sorted(host.timed_last), names)  # the emit after timing needs them all
 
 
 if __name__ == "__main__":
