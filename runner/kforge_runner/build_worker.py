@@ -19,7 +19,7 @@ import sysconfig
 import tempfile
 import traceback
 
-from . import light_headers, pch, protocol, sandbox, toolchain
+from . import light_headers, pch, protocol, sandbox, split_build, toolchain
 from .channel import Channel
 
 BUILD_FILE_BYTES = 1024 * sandbox.MIB
@@ -195,6 +195,56 @@ def build(chan, msg):
         os.environ["TORCH_CUDA_ARCH_LIST"] = msg["arch"]
     pch.configure(msg.get("pch_dir") or "", msg.get("pch_make", False))
     os.makedirs(msg["dir"], exist_ok=True)
+    if msg["op"] == "build" and msg.get("split_build"):
+        return _split_or_usual(chan, msg)
+    return _usual(chan, msg)
+
+
+def _split_or_usual(chan, msg):
+    """A split build (split_build.py) when the plan can be made and builds; otherwise the usual
+    build (light headers first when asked), its result saying why the split was not used."""
+    state, split_spec, info = split_build.plan(
+        msg["spec"], cuda_path=os.path.join(msg["dir"], "cuda.cu"), nvcc_defines=_nvcc_defines())
+    split_cpu_s = 0.0
+    if state == "split":
+        shadow = os.path.join(msg["dir"], SPLIT_SHADOW)
+        os.makedirs(os.path.join(shadow, "torch"), exist_ok=True)
+        with open(os.path.join(shadow, "torch", "types.h"), "w") as f:
+            f.write(split_build.SHADOW_HEADER)
+        split_spec["extra_cuda_cflags"] = ["-I" + shadow] + list(
+            split_spec.get("extra_cuda_cflags") or [])
+        split = _attempt(chan, dict(msg, spec=split_spec), facts=False)
+        if split.get("ok"):
+            split["layout"] = dict(split.get("layout") or {}, **{
+                "cuda.cu": split_build.source_starts(msg["spec"])})
+            split.update(split_build="used", split_build_cpu_s=split["cpu_s"],
+                         split_build_kernels=info)
+            return split
+        if split.get("infra"):  # the sandbox failed: the next attempt would too
+            return split
+        split_cpu_s = split["cpu_s"]
+        info = "the split build failed: " + _first_error(split.get("message", ""))
+        _keep_log(msg["dir"], "split-attempt.log")
+    result = _usual(chan, msg)
+    result["cpu_s"] += split_cpu_s
+    result.update(split_build="fell_back" if state == "split" else "refused",
+                  split_build_why=info, split_build_cpu_s=split_cpu_s)
+    return result
+
+
+# The split build's stand-in for torch/types.h lives here, inside the build folder (readable in
+# the build's sandbox), found first through an -I on nvcc's command line only.
+SPLIT_SHADOW = "kforge-split"
+
+
+def _nvcc_defines():
+    """The macros torch's builder defines on nvcc's command line only (its COMMON_NVCC_FLAGS):
+    a split build's host code is compiled with them, as nvcc compiled it."""
+    return [f[2:] for f in getattr(_ce, "COMMON_NVCC_FLAGS", []) if f.startswith("-D")]
+
+
+def _usual(chan, msg):
+    """The build as load_inline makes it, with light headers first when asked."""
     if msg["op"] != "build" or not msg.get("light_headers"):
         return _attempt(chan, msg)
     # Light headers (light_headers.py): first the CUDA sources without torch/extension.h, then,
@@ -243,22 +293,24 @@ def _first_error(message):
     return message.strip().splitlines()[-1][:300] if message.strip() else "(no message)"
 
 
-def _keep_log(build_dir):
-    """Empties the build folder for the build as written, keeping the light attempt's log as
-    light-attempt.log (why it fell back)."""
+def _keep_log(build_dir, name="light-attempt.log"):
+    """Empties the build folder for the next attempt, keeping the failed attempt's log as `name`
+    (light-attempt.log, split-attempt.log: why it fell back) and the logs kept before it."""
     log = os.path.join(build_dir, "build.log")
     try:
         with open(log, errors="replace") as f:
             text = f.read()[-20000:]
     except OSError:
         text = ""
-    for name in os.listdir(build_dir):
-        path = os.path.join(build_dir, name)
+    for entry in os.listdir(build_dir):
+        path = os.path.join(build_dir, entry)
+        if entry.endswith("-attempt.log"):
+            continue
         if os.path.isdir(path) and not os.path.islink(path):
             shutil.rmtree(path, ignore_errors=True)
         else:
             os.unlink(path)
-    with open(os.path.join(build_dir, "light-attempt.log"), "w") as f:
+    with open(os.path.join(build_dir, name), "w") as f:
         f.write(text)
 
 

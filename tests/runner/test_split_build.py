@@ -1,0 +1,295 @@
+"""Tests for kforge_runner.split_build and the build worker's split builds: run with
+/usr/bin/python3 -m unittest discover -s tests/runner. The plan tests need nothing; the
+worker's builds compile cuda.cu with the real nvcc (CUDA's toolkit, no GPU) and main.cpp with g++
+against a small stand-in of torch's include folder, then link both into one shared library
+that must leave nothing undefined: a launch stub main.cpp calls and cuda.cu does not define
+fails the test."""
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import types
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "runner"))
+
+from kforge_runner import build_worker, split_build  # noqa: E402
+from kforge_runner.channel import Channel  # noqa: E402
+
+EXT = "#include <torch/extension.h>\n"
+KERNEL = """__global__ void scale_kernel(const float* __restrict__ x, float* y, int n, float s) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;  // a comment with <<< in it
+    if (i < n) y[i] = x[i] * s;
+}
+"""
+HOST = """torch::Tensor scale(torch::Tensor x) {
+    auto y = torch::empty_like(x);
+    int n = x.numel();
+    scale_kernel<<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n, 2.0f);
+    return y;
+}
+"""
+
+
+def spec_of(cuda, cflags=None, cpp="torch::Tensor scale(torch::Tensor x);"):
+    s = {"name": "kf_ext", "cpp_sources": [cpp], "cuda_sources": [cuda], "functions": ["scale"]}
+    if cflags is not None:
+        s["extra_cuda_cflags"] = cflags
+    return s
+
+
+def plan(cuda, **kw):
+    return split_build.plan(spec_of(cuda, **kw), cuda_path="/b/cuda.cu",
+                            nvcc_defines=["__CUDA_NO_HALF_OPERATORS__"])
+
+
+class PlanTest(unittest.TestCase):
+    def test_kernels_keep_their_lines_and_host_code_moves(self):
+        src = EXT + "#include <cstdint>\n#define BLOCK 256\n" + KERNEL + HOST
+        state, out, kernels = plan(src, cflags=["-O3"])
+        self.assertEqual((state, kernels), ("split", ["scale_kernel"]))
+        device = out["cuda_sources"][0]
+        body, _, stubs = device.partition("// kforge split build:")
+        self.assertEqual(body.count("\n"), src.count("\n") + 1)  # the stubs start below
+        # Every kept line is where it was; torch's include and the host function are blank.
+        for i, line in enumerate(src.split("\n")):
+            kept = body.split("\n")[i]
+            self.assertIn(kept, (line, ""), i)
+        self.assertIn("__global__ void scale_kernel", body)
+        self.assertIn("#define BLOCK 256", body)
+        self.assertNotIn("torch", body)
+        self.assertNotIn("empty_like", body)
+        self.assertIn("void kforge_launch_scale_kernel(dim3 kforge_grid, dim3 kforge_block, "
+                      "size_t kforge_shared, cudaStream_t kforge_stream, const float* __restrict__ x, "
+                      "float* y, int n, float s)", stubs)
+        self.assertIn("scale_kernel<<<kforge_grid, kforge_block, kforge_shared, kforge_stream>>>"
+                      "(x, y, n, s);", stubs)
+        host = out["cpp_sources"][-1]
+        self.assertEqual(out["cpp_sources"][:-1], ["torch::Tensor scale(torch::Tensor x);"])
+        # Missing launch arguments take CUDA's defaults; the arguments are passed as written.
+        self.assertIn("kforge_launch_scale_kernel((n + 255) / 256, 256, 0, 0, x.data_ptr<float>(), "
+                      "y.data_ptr<float>(), n, 2.0f);", host)
+        self.assertNotIn("<<<", host)
+        self.assertNotIn("threadIdx", host)  # the kernel's body stays in cuda.cu
+        self.assertIn("#define BLOCK 256", host)  # macros and standard includes: both sides
+        self.assertIn("#include <cstdint>", host)
+        self.assertIn("#define __CUDA_NO_HALF_OPERATORS__", host)  # as nvcc's host compile had it
+        self.assertIn('#pragma GCC optimize ("O3")', host)  # nvcc's -O3 was the host code's
+        # Each host piece says where it came from: cuda.cu's lines start after load_inline's 3.
+        line = 3 + src.split("\n").index("torch::Tensor scale(torch::Tensor x) {") + 1
+        self.assertIn('#line %d "/b/cuda.cu"\ntorch::Tensor scale' % line, host)
+
+    def test_a_full_launch_configuration_is_kept(self):
+        src = EXT + KERNEL + HOST.replace("<<<(n + 255) / 256, 256>>>",
+                                          "<<<dim3(g, 1), b, /* smem, */ 64, stream>>>")
+        state, out, _ = plan(src)
+        self.assertEqual(state, "split", out)
+        self.assertIn("kforge_launch_scale_kernel(dim3(g, 1), b, /* smem, */ 64, stream, ",
+                      out["cpp_sources"][-1])
+        self.assertNotIn("#pragma GCC optimize", out["cpp_sources"][-1])  # nvcc's default: none
+
+    def test_refusals_name_what_the_split_cannot_be_sure_of(self):
+        template = KERNEL.replace("__global__", "template <typename T>\n__global__")
+        cases = {
+            "a template kernel": EXT + template + HOST,
+            "host code names scale_kernel": EXT + KERNEL + HOST.replace(
+                "return y;", "cudaFuncSetAttribute(scale_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 1);\n    return y;"),
+            "host code names c_w": EXT + "__constant__ float c_w[4];\n" + KERNEL + HOST.replace(
+                "return y;", "cudaMemcpyToSymbol(c_w, p, 16);\n    return y;"),
+            "#ifdef at the top level": EXT + "#ifdef FAST\n#endif\n" + KERNEL + HOST,
+            "TORCH_VERSION_MAJOR": EXT + KERNEL + HOST.replace(
+                "return y;", "#if TORCH_VERSION_MAJOR > 1\n    n = 1;\n#endif\n    return y;"),
+            "quoted or computed include": '#include "helpers.cuh"\n' + KERNEL + HOST,
+            "device code inside a namespace": EXT + "namespace k {\n" + KERNEL + "}\n" + HOST.replace(
+                "scale_kernel<<<", "k::scale_kernel<<<"),
+            "no kernel launch in host code": EXT + KERNEL,
+            "unnamed kernel parameter": EXT + KERNEL.replace("float s)", "float)") + HOST,
+            "a launch of other": EXT + KERNEL + HOST.replace("scale_kernel<<<", "other<<<"),
+        }
+        for why, src in cases.items():
+            state, out, info = plan(src)
+            self.assertEqual((state, out), ("refused", None), why)
+            self.assertIn(why, info)
+        for flags in (["-DFAST"], ["-Xcompiler", "-fopenmp"], ["-std=c++20"]):
+            state, _, info = plan(EXT + KERNEL + HOST, cflags=flags)
+            self.assertEqual(state, "refused", flags)
+            self.assertIn("nvcc flags", info)
+        for flags in (["-O3", "--use_fast_math", "-lineinfo", "-Xptxas=-v", "--expt-relaxed-constexpr"],):
+            self.assertEqual(plan(EXT + KERNEL + HOST, cflags=flags)[0], "split", flags)
+
+    def test_comments_and_strings_are_not_code(self):
+        src = (EXT + '// other<<<1, 1>>>();\nconst char* note = "__global__ x<<<1,1>>>()";\n' +
+               "/* template <typename T> __global__ void t(T* p); */\n" + KERNEL + HOST)
+        state, out, kernels = plan(src)
+        self.assertEqual((state, kernels), ("split", ["scale_kernel"]), out)
+        self.assertIn('const char* note = "__global__ x<<<1,1>>>()";', out["cpp_sources"][-1])
+
+    def test_cuda_only_conditionals_and_host_device_helpers(self):
+        helper = ("__host__ __device__ inline int div_up(int a, int b) { return (a + b - 1) / b; }\n"
+                  "__device__ float twice(float v) {\n#if __CUDA_ARCH__ >= 800\n  return 2 * v;\n"
+                  "#else\n  return v + v;\n#endif\n}\n")
+        state, out, _ = plan(EXT + helper + KERNEL + HOST.replace("(n + 255) / 256", "div_up(n, 256)"))
+        self.assertEqual(state, "split", out)
+        self.assertIn("div_up", out["cpp_sources"][-1])  # callable from the host: both sides
+        self.assertNotIn("twice", out["cpp_sources"][-1])  # device only
+        self.assertIn("__device__ float twice", out["cuda_sources"][0])
+
+    def test_source_starts_follow_load_inline(self):
+        self.assertEqual(split_build.source_starts({"cuda_sources": ["a\nb", "c"]}), [4, 6])
+
+
+NVCC = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc"
+                                if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
+CUDA_INCLUDE = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(NVCC))), "include") if NVCC else ""
+CUDA_LIB = os.path.join(os.path.dirname(CUDA_INCLUDE), "lib64")
+
+# A stand-in for torch's include folder that nvcc and g++ both compile: types.h declares a
+# Tensor with what HOST uses, plus a helper that only torch's headers give.
+TYPES_H = """#pragma once
+#include <cstdint>
+namespace torch {
+struct Tensor {
+  float* p = nullptr; int64_t n = 0;
+  int64_t numel() const { return n; }
+  template <typename T> T* data_ptr() const { return reinterpret_cast<T*>(p); }
+};
+inline Tensor empty_like(const Tensor& t) { return t; }
+}
+#ifdef __CUDACC__  // as torch's C10_HOST_DEVICE
+#define KF_HOST_DEVICE __host__ __device__
+#else
+#define KF_HOST_DEVICE
+#endif
+KF_HOST_DEVICE inline float kf_torch_only(float v) { return v; }
+"""
+EXTENSION_H = "#pragma once\n#include <torch/types.h>\n"
+
+
+class FakeBuilder:
+    """torch.utils.cpp_extension's load_inline for the worker's tests: writes main.cpp and
+    cuda.cu as torch does, compiles cuda.cu with nvcc (its extra_cuda_cflags first, as torch's
+    command line has them) and main.cpp with g++, and links both with nothing left undefined."""
+
+    COMMON_NVCC_FLAGS = ["-D__CUDA_NO_HALF_OPERATORS__", "--expt-relaxed-constexpr"]
+
+    def __init__(self, include):
+        self.include = include
+
+    def include_paths(self, cuda=False):
+        return [self.include]
+
+    def library_paths(self, cuda=False):
+        return [CUDA_LIB]
+
+    def load_inline(self, name, cpp_sources, cuda_sources=None, build_directory=None,
+                    extra_cuda_cflags=None, **kwargs):
+        d = build_directory
+        cu = "\n".join(["#include <torch/types.h>", "#include <cuda.h>", "#include <cuda_runtime.h>"]
+                       + list(cuda_sources or []))
+        cpp = "\n".join(["#include <torch/extension.h>"] + list(cpp_sources))
+        for fname, text in (("cuda.cu", cu), ("main.cpp", cpp)):
+            with open(os.path.join(d, fname), "w") as f:
+                f.write(text)
+        steps = [
+            [NVCC] + list(extra_cuda_cflags or []) + self.COMMON_NVCC_FLAGS +
+            ["-isystem", self.include, "-Xcompiler", "-fPIC", "-c", "cuda.cu", "-o", "cuda.o"],
+            ["g++", "-std=c++17", "-fPIC", "-isystem", self.include, "-isystem", CUDA_INCLUDE,
+             "-c", "main.cpp", "-o", "main.o"],
+            ["g++", "-shared", "main.o", "cuda.o", "-o", name + ".so", "-L" + CUDA_LIB, "-lcudart",
+             "-Wl,--no-undefined"],
+        ]
+        for cmd in steps:
+            r = subprocess.run(cmd, cwd=d, capture_output=True, text=True)
+            print(r.stdout + r.stderr)  # the build log, as torch's ninja output is
+            if r.returncode != 0:
+                raise RuntimeError("Error building extension '%s':\n%s" % (name, r.stdout + r.stderr))
+        return types.SimpleNamespace(__file__=os.path.join(d, name + ".so"), __name__=name)
+
+
+@unittest.skipIf(NVCC is None, "needs CUDA's nvcc (no GPU): kforge's development and CI machines have it")
+class WorkerTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        inc = os.path.join(self.tmp.name, "include")
+        os.makedirs(os.path.join(inc, "torch"))
+        for fname, text in (("types.h", TYPES_H), ("extension.h", EXTENSION_H)):
+            with open(os.path.join(inc, "torch", fname), "w") as f:
+                f.write(text)
+        self.saved_ce = build_worker._ce
+        build_worker._ce = FakeBuilder(inc)
+        self.ours, theirs = socket.socketpair()
+        self.chan = Channel(theirs.detach())
+        self.builds = 0
+
+    def tearDown(self):
+        build_worker._ce = self.saved_ce
+        self.ours.close()
+        self.chan.sock.close()
+        self.tmp.cleanup()
+
+    def build(self, cuda_source, split=True):
+        self.builds += 1
+        d = os.path.join(self.tmp.name, "artifact%d" % self.builds)
+        msg = {"op": "build", "dir": d, "pch_dir": "", "split_build": split,
+               "light_dir": os.path.join(self.tmp.name, "light"),
+               "spec": dict(spec_of(cuda_source, cflags=["-O3"]), functions=["scale"])}
+        result = build_worker.build(self.chan, msg)
+        files = {}
+        for fname in ("cuda.cu", "main.cpp"):
+            with open(os.path.join(d, fname)) as f:
+                files[fname] = f.read()
+        return result, files, d
+
+    def test_a_split_build_compiles_kernels_without_torch_and_links(self):
+        r, files, _ = self.build(EXT + KERNEL + HOST)
+        self.assertTrue(r["ok"], r)
+        self.assertEqual(r["split_build"], "used")
+        self.assertEqual(r["split_build_kernels"], ["scale_kernel"])
+        self.assertNotIn("empty_like", files["cuda.cu"])
+        self.assertIn("kforge_launch_scale_kernel(", files["main.cpp"])
+        self.assertEqual(r["layout"]["cuda.cu"], [4])
+        # The kernel's line in cuda.cu is the one load_inline's cuda.cu gives it.
+        want = 3 + (EXT + KERNEL).split("\n").index(KERNEL.split("\n")[0]) + 1
+        self.assertEqual(files["cuda.cu"].split("\n")[want - 1], KERNEL.split("\n")[0])
+
+    def test_a_kernel_that_needs_torch_falls_back_to_the_usual_build(self):
+        src = EXT + KERNEL.replace("x[i] * s", "kf_torch_only(x[i]) * s") + HOST
+        r, files, d = self.build(src)
+        self.assertTrue(r["ok"], r)
+        self.assertEqual(r["split_build"], "fell_back")
+        self.assertIn("kf_torch_only", r["split_build_why"])
+        self.assertIn("scale_kernel<<<", files["cuda.cu"])  # the usual build, as written
+        with open(os.path.join(d, "split-attempt.log")) as f:
+            self.assertIn("kf_torch_only", f.read())
+        self.assertGreater(r["split_build_cpu_s"], 0)
+        self.assertGreaterEqual(r["cpu_s"], r["split_build_cpu_s"])  # both attempts count
+
+    def test_a_refused_plan_builds_the_usual_way_and_says_why(self):
+        src = EXT + KERNEL.replace("__global__", "template <typename T>\n__global__").replace(
+            "const float*", "const T*").replace("float* y", "T* y") + HOST.replace(
+            "scale_kernel<<<", "scale_kernel<float><<<")
+        r, files, _ = self.build(src)
+        self.assertTrue(r["ok"], r)
+        self.assertEqual((r["split_build"], r["split_build_why"]), ("refused", "a template kernel"))
+        self.assertEqual(r["split_build_cpu_s"], 0)
+
+    def test_the_candidates_own_error_is_reported_from_the_usual_build(self):
+        r, files, _ = self.build(EXT + KERNEL + HOST.replace("return y;", "return undeclared_y;"))
+        self.assertFalse(r["ok"])
+        self.assertEqual(r["split_build"], "fell_back")
+        self.assertIn("undeclared_y", r["message"])
+        self.assertIn("scale_kernel<<<", files["cuda.cu"])  # the message is the usual build's
+        self.assertIn("toolchain", r)
+
+    def test_off_builds_as_before(self):
+        r, files, _ = self.build(EXT + KERNEL + HOST, split=False)
+        self.assertTrue(r["ok"], r)
+        self.assertNotIn("split_build", r)
+        self.assertIn("scale_kernel<<<", files["cuda.cu"])
+
+
+if __name__ == "__main__":
+    unittest.main()
