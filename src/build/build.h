@@ -48,6 +48,12 @@ struct BuildOptions {
   // pybind11, about half its CPU on the H200. Such builds get keys of their own
   // (LoadInlineKeyInput), so light and as-written artifacts never mix.
   bool light_headers = false;
+  // Split builds (opt-in, off until checked on a GPU machine: identical SASS and verdicts):
+  // compile cuda.cu with the candidate's kernels alone, without torch's headers, and its host
+  // code in main.cpp against the precompiled header, kernel launches going through generated
+  // stubs; a candidate the split cannot be sure of, or whose split build fails, is built the
+  // usual way (runner/kforge_runner/split_build.py). Such builds get keys of their own.
+  bool split_build = false;
   // nvcc on a loaded machine can take minutes for one translation unit; a build past this is
   // killed and reported as a compile error (a template explosion is the candidate's fault).
   std::chrono::milliseconds timeout{std::chrono::minutes(10)};
@@ -88,6 +94,11 @@ struct Artifact {
   // (not asked for). Read from the artifact on a cache hit too.
   std::string light_headers;
   std::string light_headers_why;  // why it fell back, when it did
+  // What the split build did (BuildOptions::split_build): "used", "fell_back" (planned, but
+  // its build failed: built the usual way), "refused" (the plan could not be made: why says
+  // what), or "" (not asked for). Read from the artifact on a cache hit too.
+  std::string split_build;
+  std::string split_build_why;
 };
 
 class Builder {
@@ -119,7 +130,13 @@ bool LightHeadersMayApply(const ExtensionSpec& spec);
 // for a light-headers build that may rewrite the sources, `light_rules` (a digest of the
 // runner's rewrite rules; "" when light headers are off). Off, or with nothing to rewrite,
 // the input is exactly that of a plain build, so plain artifacts stay valid and are shared.
-nlohmann::json LoadInlineKeyInput(const ExtensionSpec& spec, const std::string& light_rules);
+// For a split build that may apply (SplitBuildMayApply), `split_rules` (a digest of the
+// runner's split rules; "" when split builds are off) too.
+nlohmann::json LoadInlineKeyInput(const ExtensionSpec& spec, const std::string& light_rules,
+                                  const std::string& split_rules = "");
+// Whether a split build could apply to `spec`: its CUDA sources launch a kernel (`<<<`). A
+// cheap superset of what the runner splits.
+bool SplitBuildMayApply(const ExtensionSpec& spec);
 // An artifact's key: SHA-256 of the toolchain fingerprint and the key input.
 std::string ArtifactKey(const nlohmann::json& fingerprint, const nlohmann::json& what);
 

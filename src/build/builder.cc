@@ -83,6 +83,8 @@ Artifact ArtifactFromResult(const std::string& key, const fs::path& dir, const n
   }
   a.light_headers = r.value("light_headers", "");
   a.light_headers_why = r.value("light_headers_why", "");
+  a.split_build = r.value("split_build", "");
+  a.split_build_why = r.value("split_build_why", "");
   return a;
 }
 
@@ -221,6 +223,26 @@ class Builder::Impl {
     return light_rules_;
   }
 
+  // A digest of the runner's split-build rules (split_build.py and the light-headers file it
+  // reads sources with), read once. "" when split builds are off.
+  Result<std::string> SplitRules() {
+    if (!opt_.split_build) return std::string();
+    std::lock_guard<std::mutex> lock(fp_mu_);
+    if (split_rules_.empty()) {
+      std::string all;
+      for (const char* name : {"split_build.py", "light_headers.py"}) {
+        const fs::path file = opt_.runner_dir / "kforge_runner" / name;
+        auto rules = ReadFile(file);
+        if (!rules.ok()) {
+          return Status::NotFound("kforge's split-build rules are missing: " + file.string());
+        }
+        all += Sha256Hex(*rules);
+      }
+      split_rules_ = Sha256Hex(all);
+    }
+    return split_rules_;
+  }
+
   // The artifact key's input for a load_inline call (LoadInlineKeyInput with these rules).
   Result<nlohmann::json> KeyInput(const ExtensionSpec& spec);
 
@@ -346,6 +368,7 @@ class Builder::Impl {
   std::mutex fp_mu_;
   std::optional<nlohmann::json> fingerprint_;  // GUARDED_BY(fp_mu_)
   std::string light_rules_;                    // GUARDED_BY(fp_mu_)
+  std::string split_rules_;  // SplitRules(), once read
 };
 
 Builder::Builder(BuildOptions opt) : impl_(std::make_unique<Impl>(std::move(opt))) {}
@@ -360,9 +383,18 @@ bool LightHeadersMayApply(const ExtensionSpec& spec) {
   return false;
 }
 
-nlohmann::json LoadInlineKeyInput(const ExtensionSpec& spec, const std::string& light_rules) {
+bool SplitBuildMayApply(const ExtensionSpec& spec) {
+  for (const auto& s : spec.cuda_sources) {
+    if (s.find("<<<") != std::string::npos) return true;
+  }
+  return false;
+}
+
+nlohmann::json LoadInlineKeyInput(const ExtensionSpec& spec, const std::string& light_rules,
+                                  const std::string& split_rules) {
   nlohmann::json what = {{"load_inline", CanonicalJson(spec)}};
   if (!light_rules.empty() && LightHeadersMayApply(spec)) what["light_headers"] = light_rules;
+  if (!split_rules.empty() && SplitBuildMayApply(spec)) what["split_build"] = split_rules;
   return what;
 }
 
@@ -374,7 +406,9 @@ std::string ArtifactKey(const nlohmann::json& fingerprint, const nlohmann::json&
 Result<nlohmann::json> Builder::Impl::KeyInput(const ExtensionSpec& spec) {
   auto rules = LightRules();
   if (!rules.ok()) return rules.status();
-  return LoadInlineKeyInput(spec, *rules);
+  auto split = SplitRules();
+  if (!split.ok()) return split.status();
+  return LoadInlineKeyInput(spec, *rules, *split);
 }
 
 Result<std::string> Builder::Key(const ExtensionSpec& spec) {
@@ -392,8 +426,10 @@ Result<Artifact> Builder::Build(const ExtensionSpec& spec) {
   bool uses_cuda = spec.with_cuda.value_or(!spec.cuda_sources.empty());
   // Light headers only where the key says so: a build the rewrite cannot touch is a plain
   // build, shared.
-  return impl_->BuildKeyed(*key, requests::Build(spec, what->contains("light_headers")), &spec,
-                           uses_cuda);
+  return impl_->BuildKeyed(
+      *key,
+      requests::Build(spec, what->contains("light_headers"), what->contains("split_build")),
+      &spec, uses_cuda);
 }
 
 Result<Artifact> Builder::BuildNative() {

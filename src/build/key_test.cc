@@ -49,5 +49,21 @@ TEST(ArtifactKey, PlainKeysAreWhatTheyWereAndNothingToRewriteSharesThem) {
   EXPECT_TRUE(LightHeadersMayApply(second));
 }
 
+TEST(ArtifactKey, SplitBuildsOfALaunchingCallGetKeysOfTheirOwn) {
+  ExtensionSpec s = CudaSpec();
+  s.cuda_sources.push_back("void go() { k<<<1, 1>>>(); }\n");
+  ASSERT_TRUE(SplitBuildMayApply(s));
+  const std::string light = ArtifactKey(kToolchain, LoadInlineKeyInput(s, "rules-v1"));
+  const std::string split = ArtifactKey(kToolchain, LoadInlineKeyInput(s, "rules-v1", "split-v1"));
+  EXPECT_NE(light, split);
+  EXPECT_NE(split, ArtifactKey(kToolchain, LoadInlineKeyInput(s, "rules-v1", "split-v2")));
+  EXPECT_EQ(split, ArtifactKey(kToolchain, LoadInlineKeyInput(s, "rules-v1", "split-v1")));
+  // Off ("" rules), or no launch to split: the key the build had without split builds.
+  EXPECT_EQ(LoadInlineKeyInput(s, "rules-v1", ""), LoadInlineKeyInput(s, "rules-v1"));
+  ExtensionSpec none = CudaSpec();
+  EXPECT_FALSE(SplitBuildMayApply(none));
+  EXPECT_EQ(LoadInlineKeyInput(none, "rules-v1", "split-v1"), LoadInlineKeyInput(none, "rules-v1"));
+}
+
 }  // namespace
 }  // namespace kf::build

@@ -13,9 +13,10 @@ json Hello(const std::string& backend) {
           {"protocol", protocol::Embedded().version()}};
 }
 
-json Build(const ExtensionSpec& spec, bool light_headers) {
+json Build(const ExtensionSpec& spec, bool light_headers, bool split_build) {
   json request = {{"op", "build"}, {"spec", CanonicalJson(spec)}};
   if (light_headers) request["light_headers"] = true;
+  if (split_build) request["split_build"] = true;
   return request;
 }
 

@@ -14,7 +14,8 @@ namespace kf::build::requests {
 // The toolchain fingerprint (and this kforge's protocol version).
 nlohmann::json Hello(const std::string& backend);
 // One load_inline call; `light_headers`: try it without torch/extension.h first.
-nlohmann::json Build(const ExtensionSpec& spec, bool light_headers);
+// `split_build`: try a split build first (runner/kforge_runner/split_build.py).
+nlohmann::json Build(const ExtensionSpec& spec, bool light_headers, bool split_build = false);
 // kforge's timing helper, runner/native/kforge_native.cpp.
 nlohmann::json BuildNative(const std::filesystem::path& source, bool cuda);
 

@@ -20,7 +20,7 @@ TEST(BuildRequestsTest, EveryRequestFitsTheSchema) {
   ctx.light_dir = "/cache/light";
   ctx.backend = "cpu";
   std::vector<json> sent = {Hello("cpu"), Hello("cuda")};
-  for (json r : {Build(spec, false), Build(spec, true), BuildNative("/r/kforge_native.cpp", false),
+  for (json r : {Build(spec, false), Build(spec, true), Build(spec, true, true), BuildNative("/r/kforge_native.cpp", false),
                  BuildNative("/r/kforge_native.cpp", true)}) {
     AddContext(ctx, &r);
     sent.push_back(r);

@@ -30,6 +30,7 @@ eval::EvalOptions ToEvalOptions(const EvalFlags& f) {
   opt.runner_dir = eval::FindRunnerDir();
   opt.build_workers = f.build_workers > 0 ? f.build_workers : Cores();
   opt.light_headers = f.light_headers;
+  opt.split_build = f.split_build;
   opt.baselines = !f.no_baselines;
   opt.reward.significance = !f.no_significance;
   opt.exec.trials = f.trials;
@@ -71,6 +72,11 @@ void AddEvalFlags(CLI::App* app, EvalFlags* f, Lanes lanes) {
                 "of their first torch/extension.h, building again as written on any failure "
                 "(about half of nvcc's CPU; the same SASS on sm_90); --plain-headers: build them "
                 "as written");
+  app->add_flag("--split-build", f->split_build,
+                "compile a CUDA candidate's kernels without torch's headers and its host code "
+                "against the precompiled header, kernel launches through generated stubs; any "
+                "candidate the split cannot be sure of, or whose split build fails, is built the "
+                "usual way (opt-in while it is checked on a GPU; verdicts kept apart)");
   if (lanes == Lanes::kOne) {
     app->add_option("--device", f->device, "GPU index (default 0)")
         ->check(CLI::NonNegativeNumber);

@@ -79,6 +79,30 @@ struct LightHeadersTally {
   }
 };
 
+// What split builds did over a candidate's builds (build::BuildOptions::split_build).
+struct SplitBuildTally {
+  int used = 0, fell_back = 0, refused = 0;  // artifacts, compiled or cached
+  int compiled_used = 0;
+  std::string why;  // the first fall-back's or refusal's reason
+
+  void Add(const build::Artifact& a) {
+    if (a.split_build == "used") {
+      ++used;
+      compiled_used += a.cache_hit ? 0 : 1;
+    } else if (a.split_build == "fell_back" || a.split_build == "refused") {
+      ++(a.split_build == "refused" ? refused : fell_back);
+      if (why.empty()) why = a.split_build_why;
+    }
+  }
+  // "fell_back" or "refused" when any build was, else "used" when any was, else "unchanged"
+  // (no CUDA source launches a kernel).
+  std::string State() const {
+    if (fell_back > 0) return "fell_back";
+    if (refused > 0) return "refused";
+    return used > 0 ? "used" : "unchanged";
+  }
+};
+
 }  // namespace
 
 std::optional<VerdictStatus> Evaluator::Impl::BuildStatic(Prepared& p) {
@@ -97,6 +121,7 @@ std::optional<VerdictStatus> Evaluator::Impl::BuildStatic(Prepared& p) {
   double cpu_ms = 0;
   int with_pch = 0;
   LightHeadersTally light;
+  SplitBuildTally split;
   bool build_ok = true;
   std::optional<Status> build_infra;
   std::optional<build::EnvironmentFault> environment;
@@ -117,6 +142,7 @@ std::optional<VerdictStatus> Evaluator::Impl::BuildStatic(Prepared& p) {
     cpu_ms += a->cpu_ms;
     with_pch += !a->cache_hit && a->pch == "used" ? 1 : 0;
     light.Add(*a);
+    split.Add(*a);
     if (!a->ok) {
       build_ok = false;
       for (auto& d : BuildDiagnostics(*a, call.spec, &call, text)) v.diagnostics.push_back(d);
@@ -143,6 +169,12 @@ std::optional<VerdictStatus> Evaluator::Impl::BuildStatic(Prepared& p) {
                        {"compiled_light_fell_back", light.compiled_fell_back},
                        {"deferred_to_run_time", unresolved}}});
   if (!light.why.empty()) v.stages.back().detail["light_headers_why"] = light.why;
+  if (opt.split_build) {
+    auto& detail = v.stages.back().detail;
+    detail["split_build"] = split.State();
+    detail["compiled_split"] = split.compiled_used;
+    if (!split.why.empty()) detail["split_build_why"] = split.why;
+  }
   return decided;
 }
 

@@ -47,6 +47,9 @@ struct EvalOptions {
   // the CUDA examples and red team with device code (docs/gpu-runs/README.md, 2026-12-05):
   // not part of the verdict settings, so a verdict has one key either way.
   bool light_headers = true;
+  // Split builds (build::BuildOptions::split_build): opt-in until a GPU machine shows the same
+  // SASS and verdicts; while opt-in, part of the verdict settings (verdicts kept apart).
+  bool split_build = false;
   bool baselines = true;                  // time eager and torch.compile references
   // The candidate is the problem's own reference (`kforge feasibility`): trusted code that
   // builds no kernel, so neither a load_inline call nor the static rules are asked of it

@@ -96,6 +96,7 @@ build::BuildOptions BuilderOptions(const EvalOptions& opt) {
   const char* no_pch = std::getenv("KFORGE_NO_PCH");
   bo.pch = opt.pch && !(no_pch && *no_pch && std::string(no_pch) != "0");
   bo.light_headers = opt.light_headers;
+  bo.split_build = opt.split_build;
   return bo;
 }
 
