@@ -10,7 +10,8 @@
 #
 # Both phases generate the same workload (bench/make_candidates.py is deterministic): N CUDA
 # candidates over our honest examples' problems x COPIES (default 2 = 18 problems); the
-# sequential phase runs the first S of them. Env: N, S, COPIES.
+# sequential phase runs the first S of them. Env: N, S, COPIES, BENCH_FLAGS (more flags for
+# kforge bench, e.g. --split-build).
 set -uo pipefail
 phase=$1
 out=$(readlink -f "$2")
@@ -23,6 +24,7 @@ export KFORGE_PYTHON=${KFORGE_PYTHON:-python3}
 n=${N:-100}
 copies=${COPIES:-2}
 tp=/tmp/tp-$phase
+read -r -a flags <<< "${BENCH_FLAGS:-}"  # more kforge bench flags, e.g. BENCH_FLAGS=--split-build
 
 # Copies a log into OUT every 15 s while a command runs, so a call cut off by its limit still
 # brings back how far it got.
@@ -60,12 +62,13 @@ case "$phase" in
     mkdir -p $tp
     follow $tp/pipelined.log "$out/pipelined.log" \
       bash bench/throughput.sh --kforge "$kforge" --backend cuda --candidates "$n" \
-        --problem-copies "$copies" --skip-sequential "${seed[@]}" --out $tp > "$out/pipelined.txt" 2>&1
+        --problem-copies "$copies" --skip-sequential "${seed[@]}" --out $tp \
+        ${flags[@]+-- "${flags[@]}"} > "$out/pipelined.txt" 2>&1
     args=()
     for d in $tp/workload/problems/*/; do args+=(--problems "${d%/}"); done
     t0=$(date +%s%N)
     "$kforge" bench --backend cuda "${args[@]}" --samples $tp/workload/samples \
-      --cache $tp/cache-pipelined --out $tp/results-rerun > "$out/rerun.txt" 2>&1
+      --cache $tp/cache-pipelined --out $tp/results-rerun ${flags[@]+"${flags[@]}"} > "$out/rerun.txt" 2>&1
     echo "rerun wall: $(( ($(date +%s%N) - t0) / 1000000 )) ms" >> "$out/rerun.txt"
     python3 -c "import json;r=json.load(open('$tp/results-rerun/results.json'))['run'];print('rerun evaluated', r['evaluated'], 'reused', r.get('reused'))" >> "$out/rerun.txt"
     cp $tp/results-pipelined/report.html $tp/results-pipelined/results.json "$out/" 2>/dev/null

@@ -117,6 +117,8 @@ for mode in ("pipelined", "sequential"):
     if r.get("compiled_light") or r.get("compiled_light_fell_back"):  # --light-headers
         print("           light headers: %d compiled light, %d fell back to the build as written"
               % (r.get("compiled_light", 0), r.get("compiled_light_fell_back", 0)))
+    if r.get("compiled_split"):  # --split-build
+        print("           split builds: %d of %s compiles" % (r["compiled_split"], r.get("compiled", "?")))
     print("           build CPU %.1f s (%.1f s per candidate; precompiled headers %.1f s of it)"
           % (build_cpu_s, build_cpu_s / max(1, r["evaluated"]), pch_s))
     print("           build CPU / %d cores = %.1f s; lane time %.1f s / %d lanes = %.1f s" % (

@@ -212,6 +212,7 @@ json ResultsJson(const Metrics& m, const RunInfo& info) {
             {"compiled_with_pch", info.compiled_with_pch},
             {"compiled_light", info.compiled_light},
             {"compiled_light_fell_back", info.compiled_light_fell_back},
+            {"compiled_split", info.compiled_split},
             {"warmed", info.warmed},
             {"retried", info.retried},
             {"lane_busy_ms", info.lane_busy_ms},

@@ -47,6 +47,7 @@ struct RunInfo {
   size_t compiled_with_pch = 0;  // of those, against a precompiled torch/extension.h
   size_t compiled_light = 0;     // of those, cuda.cu with light headers (--light-headers)
   size_t compiled_light_fell_back = 0;  // tried light, built again as written
+  size_t compiled_split = 0;            // split builds (--split-build)
   size_t warmed = 0;          // problems prepared ahead on idle lanes (reference, baselines)
   size_t retried = 0;         // timed again once no build ran (the first timing spoiled by load)
   std::vector<double> lane_busy_ms;  // wall time inside Execute and lane warm-ups, per lane

@@ -324,6 +324,7 @@ void AddBuildCounts(const Verdict& v, bench::RunInfo* info) {
     info->compiled_with_pch += st.detail.value("compiled_with_pch", 0);
     info->compiled_light += st.detail.value("compiled_light", 0);
     info->compiled_light_fell_back += st.detail.value("compiled_light_fell_back", 0);
+    info->compiled_split += st.detail.value("compiled_split", 0);
   }
 }
 
