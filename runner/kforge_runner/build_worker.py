@@ -215,8 +215,12 @@ def _split_or_usual(chan, msg):
             split_spec.get("extra_cuda_cflags") or [])
         split = _attempt(chan, dict(msg, spec=split_spec), facts=False)
         if split.get("ok"):
-            split["layout"] = dict(split.get("layout") or {}, **{
-                "cuda.cu": split_build.source_starts(msg["spec"])})
+            # The split's cuda.cu holds one string where load_inline put the candidate's, each
+            # line in place: the candidate's strings start where they would have.
+            layout = dict(split.get("layout") or {})
+            first = (layout.get("cuda.cu") or [0])[0]
+            layout["cuda.cu"] = split_build.source_starts(msg["spec"], first)
+            split["layout"] = layout
             split.update(split_build="used", split_build_cpu_s=split["cpu_s"],
                          split_build_kernels=info)
             return split

@@ -518,13 +518,16 @@ def _host_text(text, items, host_parts, params, level, cuda_path, prefix_lines, 
     return "\n".join(out) + "\n"
 
 
-def source_starts(spec, prefix_lines=3):
-    """Where each CUDA source string starts (1-based line) in a split build's cuda.cu: where it
+def source_starts(spec, first=4):
+    """Where each of `spec`'s CUDA source strings starts (1-based line) in a split build's
+    cuda.cu, whose one string starts at line `first` (0: not found, then none is): where it
     starts in load_inline's, since the split keeps every line in place."""
     sources = spec.get("cuda_sources") or []
     if isinstance(sources, str):
         sources = [sources]
-    starts, line = [], prefix_lines + 1
+    if not first:
+        return [0] * len(sources)
+    starts, line = [], first
     for src in sources:
         starts.append(line)
         line += src.count("\n") + 1

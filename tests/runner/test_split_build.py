@@ -139,6 +139,8 @@ class PlanTest(unittest.TestCase):
 
     def test_source_starts_follow_load_inline(self):
         self.assertEqual(split_build.source_starts({"cuda_sources": ["a\nb", "c"]}), [4, 6])
+        self.assertEqual(split_build.source_starts({"cuda_sources": ["a\nb", "c"]}, 10), [10, 12])
+        self.assertEqual(split_build.source_starts({"cuda_sources": ["a", "c"]}, 0), [0, 0])
 
 
 NVCC = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc"
