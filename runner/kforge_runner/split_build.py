@@ -72,6 +72,12 @@ _CUDA_MACROS = {"__CUDA_ARCH__", "__CUDACC__", "__NVCC__", "__CUDACC_VER_MAJOR__
                 "__CUDACC_VER_MINOR__", "__CUDA_ARCH_LIST__", "__CUDACC_RTC__", "CUDART_VERSION",
                 "CUDA_VERSION", "__CUDA_ARCH_FEAT_SM90_ALL", "__cplusplus", "defined"}
 
+# Macros only nvcc defines: the host code's compile in main.cpp (g++) does not see them, so host
+# code that tests one would compile to something else than under nvcc's host pass.
+_NVCC_ONLY = {"__CUDACC__", "__NVCC__", "__CUDACC_VER_MAJOR__", "__CUDACC_VER_MINOR__",
+              "__CUDACC_VER_BUILD__", "__CUDACC_DEBUG__", "__CUDACC_EXTENDED_LAMBDA__",
+              "__CUDACC_RELAXED_CONSTEXPR__", "__CUDACC_RDC__", "__CUDACC_EWP__"}
+
 # Attribute-like names that take parentheses in a kernel's header before its name.
 _ATTRIBUTES = {"__launch_bounds__", "__attribute__", "__declspec", "alignas", "__align__",
                "__maxnreg__", "__cluster_dims__", "__grid_constant__"}
@@ -417,6 +423,12 @@ def _plan(spec, cuda_path, prefix_lines, nvcc_defines):
     if tested:
         raise Refused("the sources test %s, which torch's headers may define" %
                       ", ".join(sorted(tested)[:4]))
+    for item in items:
+        if item.side in ("host", "both") and item.kind != "directive":
+            nvcc_only = _tested_macros(code[item.start:item.end]) & _NVCC_ONLY
+            if nvcc_only:
+                raise Refused("host code tests %s, which only nvcc defines" %
+                              ", ".join(sorted(nvcc_only)))
     kernels = {}
     for item in items:
         if item.kernel:

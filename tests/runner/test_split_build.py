@@ -108,6 +108,9 @@ class PlanTest(unittest.TestCase):
             "no kernel launch in host code": EXT + KERNEL,
             "unnamed kernel parameter": EXT + KERNEL.replace("float s)", "float)") + HOST,
             "a launch of other": EXT + KERNEL + HOST.replace("scale_kernel<<<", "other<<<"),
+            # g++ compiles the host code: a test of what only nvcc defines would change it.
+            "host code tests __CUDACC__": EXT + KERNEL + HOST.replace(
+                "return y;", "#ifdef __CUDACC__\n    n = 1;\n#endif\n    return y;"),
         }
         for why, src in cases.items():
             state, out, info = plan(src)
