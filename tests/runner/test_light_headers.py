@@ -3,10 +3,8 @@
 torch's builder that compiles cuda.cu as C++ with g++ against a small stand-in of torch's
 include folder, so they need no torch and no nvcc and take seconds."""
 import os
-import socket
 import subprocess
 import sys
-import tempfile
 import types
 import unittest
 import json
@@ -15,7 +13,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "runner"))
 
 from kforge_runner import build_worker, light_headers  # noqa: E402
-from kforge_runner.channel import Channel  # noqa: E402
+from worker_case import WorkerCase  # noqa: E402  (tests/runner)
 
 EXT = "#include <torch/extension.h>"
 LIGHT = light_headers.LIGHT_LINE
@@ -137,34 +135,15 @@ class FakeBuilder:
         return types.SimpleNamespace(__file__=so, __name__=name)
 
 
-class WorkerTest(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        t = self.tmp.name
-        inc = os.path.join(t, "include")
-        os.makedirs(os.path.join(inc, "torch"))
-        for name, text in (("types.h", TYPES_H), ("extension.h", EXTENSION_H)):
-            with open(os.path.join(inc, "torch", name), "w") as f:
-                f.write(text)
-        for name in ("cuda.h", "cuda_runtime.h"):
-            open(os.path.join(inc, name), "w").close()
-        self.saved_ce = build_worker._ce
-        build_worker._ce = FakeBuilder(inc)
-        # The worker's side of its channel; the supervisor's end stays open (an EOF would mean
-        # the supervisor died, and the worker would kill its process group).
-        self.ours, theirs = socket.socketpair()
-        self.chan = Channel(theirs.detach())
-        self.builds = 0
+class WorkerTest(WorkerCase):
+    HEADERS = {"torch/types.h": TYPES_H, "torch/extension.h": EXTENSION_H, "cuda.h": "",
+               "cuda_runtime.h": ""}
 
-    def tearDown(self):
-        build_worker._ce = self.saved_ce
-        self.ours.close()
-        self.chan.sock.close()
-        self.tmp.cleanup()
+    def make_builder(self, include):
+        return FakeBuilder(include)
 
     def build(self, cuda_source, light=True):
-        self.builds += 1
-        d = os.path.join(self.tmp.name, "artifact%d" % self.builds)
+        d = self.artifact_dir()
         msg = {"op": "build", "dir": d, "pch_dir": "", "light_headers": light,
                "light_dir": os.path.join(self.tmp.name, "light"),
                "spec": {"name": "kf_ext", "cpp_sources": ["int f();"], "cuda_sources": [cuda_source],

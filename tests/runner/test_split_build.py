@@ -6,10 +6,8 @@ that must leave nothing undefined: a launch stub main.cpp calls and cuda.cu does
 fails the test."""
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import tempfile
 import types
 import unittest
 
@@ -17,7 +15,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "runner"))
 
 from kforge_runner import build_worker, split_build  # noqa: E402
-from kforge_runner.channel import Channel  # noqa: E402
+from worker_case import WorkerCase  # noqa: E402  (tests/runner)
 
 EXT = "#include <torch/extension.h>\n"
 KERNEL = """__global__ void scale_kernel(const float* __restrict__ x, float* y, int n, float s) {
@@ -215,29 +213,14 @@ class FakeBuilder:
 
 
 @unittest.skipIf(NVCC is None, "needs CUDA's nvcc (no GPU): kforge's development and CI machines have it")
-class WorkerTest(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        inc = os.path.join(self.tmp.name, "include")
-        os.makedirs(os.path.join(inc, "torch"))
-        for fname, text in (("types.h", TYPES_H), ("extension.h", EXTENSION_H)):
-            with open(os.path.join(inc, "torch", fname), "w") as f:
-                f.write(text)
-        self.saved_ce = build_worker._ce
-        build_worker._ce = FakeBuilder(inc)
-        self.ours, theirs = socket.socketpair()
-        self.chan = Channel(theirs.detach())
-        self.builds = 0
+class WorkerTest(WorkerCase):
+    HEADERS = {"torch/types.h": TYPES_H, "torch/extension.h": EXTENSION_H}
 
-    def tearDown(self):
-        build_worker._ce = self.saved_ce
-        self.ours.close()
-        self.chan.sock.close()
-        self.tmp.cleanup()
+    def make_builder(self, include):
+        return FakeBuilder(include)
 
     def build(self, cuda_source, split=True):
-        self.builds += 1
-        d = os.path.join(self.tmp.name, "artifact%d" % self.builds)
+        d = self.artifact_dir()
         msg = {"op": "build", "dir": d, "pch_dir": "", "split_build": split,
                "light_dir": os.path.join(self.tmp.name, "light"),
                "spec": dict(spec_of(cuda_source, cflags=["-O3"]), functions=["scale"])}
