@@ -273,6 +273,8 @@ def _classify(code, item, text):
                 raise Refused("a quoted or computed include: %s" % body.strip()[:80])
             item.side = "both"
         elif word in ("define", "undef"):
+            if "<<<" in body:  # its expansions cannot be rewritten into stub calls
+                raise Refused("a kernel launch inside a macro")
             item.side = "both"
         elif word == "pragma":
             item.side = "device" if "once" in tokset else "both"

@@ -106,6 +106,7 @@ class PlanTest(unittest.TestCase):
             "no kernel launch in host code": EXT + KERNEL,
             "unnamed kernel parameter": EXT + KERNEL.replace("float s)", "float)") + HOST,
             "a launch of other": EXT + KERNEL + HOST.replace("scale_kernel<<<", "other<<<"),
+            "a kernel launch inside a macro": EXT + KERNEL + "#define GO(n) scale_kernel<<<1, 1>>>(0, 0, n, 1)\n" + HOST,
             # g++ compiles the host code: a test of what only nvcc defines would change it.
             "host code tests __CUDACC__": EXT + KERNEL + HOST.replace(
                 "return y;", "#ifdef __CUDACC__\n    n = 1;\n#endif\n    return y;"),
