@@ -214,6 +214,10 @@ def _split_or_usual(chan, msg):
         split_spec["extra_cuda_cflags"] = ["-I" + shadow] + list(
             split_spec.get("extra_cuda_cflags") or [])
         split = _attempt(chan, dict(msg, spec=split_spec), facts=False)
+        undefined = _undefined_stubs(msg["dir"], split) if split.get("ok") else []
+        if undefined:  # torch links without --no-undefined: the import would fail, not the build
+            split = dict(split, ok=False, message="error: the split build left launch stubs "
+                         "undefined: " + ", ".join(undefined[:3]))
         if split.get("ok"):
             # The split's cuda.cu holds one string where load_inline put the candidate's, each
             # line in place: the candidate's strings start where they would have.
@@ -234,6 +238,20 @@ def _split_or_usual(chan, msg):
     result.update(split_build="fell_back" if state == "split" else "refused",
                   split_build_why=info, split_build_cpu_s=split_cpu_s)
     return result
+
+
+def _undefined_stubs(build_dir, result):
+    """The launch stubs a split build's extension needs and does not define (`nm -D`): a
+    template stub instantiation the plan missed. Unreadable counts as all missing."""
+    so = os.path.join(build_dir, result.get("so_file", ""))
+    try:
+        r = subprocess.run(["nm", "-D", "--undefined-only", so], capture_output=True, text=True,
+                           timeout=60)
+    except (OSError, subprocess.SubprocessError) as e:
+        return ["(nm failed: %s)" % e]
+    if r.returncode != 0:
+        return ["(nm failed: %s)" % r.stderr.strip()[:200]]
+    return [line.split()[-1] for line in r.stdout.splitlines() if split_build.STUB_PREFIX in line]
 
 
 # The split build's stand-in for torch/types.h lives here, inside the build folder (readable in

@@ -242,8 +242,50 @@ def _param_names(params):
     return names
 
 
+def _template_params(code, item):
+    """The text between a template declaration's `template <` and its `>`, or None."""
+    m = re.match(r"\s*template\s*<", code[item.start:item.end])
+    if not m:
+        return None
+    start = item.start + m.end()
+    close = _matching_angle(code, start - 1, item.end)
+    if close < 0:
+        raise Refused("a template parameter list that does not close")
+    tparams = code[start:close]
+    if "..." in tparams:
+        raise Refused("a kernel with a template parameter pack")
+    return tparams
+
+
+def _matching_angle(code, at, end):
+    """The index of the `>` that closes the `<` at `at` (parentheses nest inside), or -1."""
+    depth = 0
+    for i in range(at, end):
+        c = code[i]
+        if c in "<(":
+            depth += 1
+        elif c in ">)":
+            depth -= 1
+            if depth == 0:
+                return i if c == ">" else -1
+    return -1
+
+
+def _template_names(tparams):
+    """The names a template parameter list declares, in order."""
+    names = []
+    for p in _split_commas(tparams):
+        m = re.search(r"([A-Za-z_][A-Za-z0-9_]*)\s*$", p.split("=")[0])
+        if not m or m.group(1) in ("typename", "class") or len(_tokens(p.split("=")[0])) < 2:
+            raise Refused("an unnamed template parameter: %r" % p[:60])
+        names.append(m.group(1))
+    return names
+
+
 def _kernel(code, item):
-    """(name, params) of a __global__ definition; Refused for what the split does not pass on."""
+    """(name, params, template params or None) of a __global__ definition; Refused for what the
+    split does not pass on."""
+    tparams = _template_params(code, item)
     groups = _groups(code, item.start, item.end)
     for open_, close in groups:
         m = re.search(r"([A-Za-z_][A-Za-z0-9_:]*)\s*$", code[item.start:open_])
@@ -252,7 +294,7 @@ def _kernel(code, item):
         name = m.group(1)
         if "::" in name:
             raise Refused("kernel %s is defined out of its namespace" % name)
-        return name, code[open_ + 1:close]
+        return name, code[open_ + 1:close], tparams
     raise Refused("a kernel without a parameter list")
 
 
@@ -288,8 +330,8 @@ def _classify(code, item, text):
     if "__global__" in tokset:
         if block:
             raise Refused("device code inside a namespace or linkage block")
-        if "template" in head_set:
-            raise Refused("a template kernel")
+        if "template" in head_set and head[:1] != ["template"]:
+            raise Refused("a template kernel inside another declaration")
         if "__global__" not in head_set:
             raise Refused("a kernel inside another declaration")
         item.side = "device"
@@ -339,16 +381,33 @@ def _defined_macros(code):
 
 
 def _launches(text, code, start, end, kernels):
-    """Each `name<<<config>>>(args)` in code[start:end]: (name_start, name, config parts,
-    args_open, args_close); Refused for a launch of something other than a known kernel."""
+    """Each `name[<targs>]<<<config>>>(args)` in code[start:end]: (name_start, name, targs or
+    None, config parts, args_open, args_close); Refused for a launch of something other than a
+    known kernel."""
     out, i = [], start
     while True:
         at = code.find("<<<", i, end)
         if at < 0:
             return out
-        m = re.search(r"([A-Za-z_][A-Za-z0-9_]*)\s*$", code[start:at])
-        if not m or code[start + m.start() - 1:start + m.start()] in (">", ":"):
-            raise Refused("a launch of a template or qualified kernel")
+        before, targs = code[start:at].rstrip(), None
+        if before.endswith(">"):  # name<targs><<<
+            close = start + len(before) - 1
+            depth, j = 0, close
+            while j >= start:
+                if code[j] in ">)":
+                    depth += 1
+                elif code[j] in "<(":
+                    depth -= 1
+                    if depth == 0:
+                        break
+                j -= 1
+            if j < start or code[j] != "<":
+                raise Refused("a launch whose template arguments do not open")
+            targs = text[j + 1:close].strip()
+            before = code[start:j].rstrip()
+        m = re.search(r"([A-Za-z_][A-Za-z0-9_]*)$", before)
+        if not m or code[start + m.start() - 1:start + m.start()] == ":":
+            raise Refused("a launch of a qualified kernel")
         name = m.group(1)
         if name not in kernels:
             raise Refused("a launch of %s, not a kernel the split passes on" % name)
@@ -374,7 +433,7 @@ def _launches(text, code, start, end, kernels):
             k += 1
         if k >= end:
             raise Refused("a launch whose arguments do not close")
-        out.append((start + m.start(), name, config, j, k))
+        out.append((start + m.start(), name, targs, config, j, k))
         i = k + 1
 
 
@@ -431,12 +490,13 @@ def _plan(spec, cuda_path, prefix_lines, nvcc_defines):
             if nvcc_only:
                 raise Refused("host code tests %s, which only nvcc defines" %
                               ", ".join(sorted(nvcc_only)))
-    kernels = {}
+    kernels = {}  # name: (params, template params or None)
     for item in items:
         if item.kernel:
             if item.kernel[0] in kernels:
                 raise Refused("kernel %s is defined twice" % item.kernel[0])
-            kernels[item.kernel[0]] = item.kernel[1]
+            kernels[item.kernel[0]] = item.kernel[1:]
+    macros = _defined_macros(code)
     device_names = set()
     for item in items:
         if item.side == "device" and not item.kernel and item.kind != "directive":
@@ -446,19 +506,29 @@ def _plan(spec, cuda_path, prefix_lines, nvcc_defines):
                 device_names.add(m.group(1))
     # Host code: launches become stub calls; naming a kernel or a device symbol otherwise is
     # refused (its address would be the stub's, or undeclared).
-    launched, host_parts = set(), []
+    launched, host_parts = {}, []  # launched: name -> the template arguments instantiated
     for item in items:
         if item.side not in ("host", "both") or item.kind == "directive":
             continue
         launches = _launches(text, code, item.start, item.end, kernels)
         pieces, pos = [], item.start
-        for name_at, name, config, a_open, a_close in launches:
-            launched.add(name)
+        for name_at, name, targs, config, a_open, a_close in launches:
+            instances = launched.setdefault(name, [])
+            if kernels[name][1] is None:
+                if targs is not None:
+                    raise Refused("template arguments for kernel %s, which has none" % name)
+            elif targs is None:
+                raise Refused("template kernel %s launched with deduced arguments" % name)
+            else:
+                for inst in _instances(code, item, name_at, targs, macros):
+                    if inst not in instances:
+                        instances.append(inst)
             config = config + ["0", "0"][:4 - len(config)]
             args = text[a_open + 1:a_close].strip()
             pieces.append(text[pos:name_at])
-            pieces.append("%s%s(%s%s)" % (STUB_PREFIX, name, ", ".join(config),
-                                          (", " + args) if args else ""))
+            pieces.append("%s%s%s(%s%s)" % (STUB_PREFIX, name,
+                                            "<%s>" % targs if targs is not None else "",
+                                            ", ".join(config), (", " + args) if args else ""))
             pos = a_close + 1
         pieces.append(text[pos:item.end])
         rewritten = "".join(pieces)
@@ -468,10 +538,9 @@ def _plan(spec, cuda_path, prefix_lines, nvcc_defines):
         host_parts.append((item, rewritten))
     if not launched:
         raise Refused("no kernel launch in host code")
-    params = {name: kernels[name] for name in launched}
-    stubs = {name: _param_names(p) for name, p in params.items()}
-    device = _device_text(text, items, params, stubs)
-    host = _host_text(text, items, host_parts, params, level, cuda_path, prefix_lines,
+    stubs = {name: Stub(name, *kernels[name], launched[name]) for name in launched}
+    device = _device_text(text, items, stubs)
+    host = _host_text(text, items, host_parts, stubs, level, cuda_path, prefix_lines,
                       nvcc_defines)
     out = dict(spec)
     out["cuda_sources"] = [device]
@@ -480,7 +549,70 @@ def _plan(spec, cuda_path, prefix_lines, nvcc_defines):
     return out, sorted(launched)
 
 
-def _device_text(text, items, params, stubs):
+# What a template argument may be for the split to list its instantiations: literals, builtin
+# types, the candidate's own macros, and scalar_t inside a dispatch macro whose types it knows.
+_BUILTIN = {"float", "double", "int", "unsigned", "long", "short", "char", "bool", "signed",
+            "true", "false", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t",
+            "uint32_t", "uint64_t", "size_t", "float2", "float4", "int2", "int4"}
+_DISPATCH_TYPES = {"AT_DISPATCH_FLOATING_TYPES": ("float", "double")}
+
+
+def _instances(code, item, at, targs, macros):
+    """The template arguments a launch at `at` (in `item`) instantiates: `targs` itself when it
+    names only literals, builtin types and the sources' macros; one per type when it names
+    scalar_t inside a dispatch macro of known types. Refused otherwise."""
+    names = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", targs)) - _BUILTIN - macros
+    if not names:
+        return [targs]
+    if names != {"scalar_t"}:
+        raise Refused("template arguments the split cannot list: %s" % targs[:60])
+    for m in reversed(list(re.finditer(r"\b(AT_DISPATCH_[A-Z0-9_]+)\s*\(", code[item.start:at]))):
+        open_ = item.start + m.end() - 1
+        depth, k = 0, open_
+        while k < item.end:
+            depth += {"(": 1, ")": -1}.get(code[k], 0)
+            if depth == 0:
+                break
+            k += 1
+        if k > at:  # the launch is inside this dispatch
+            types = _DISPATCH_TYPES.get(m.group(1))
+            if types is None:
+                raise Refused("a launch inside %s, whose types the split does not list" % m.group(1))
+            return [re.sub(r"\bscalar_t\b", t, targs) for t in types]
+    raise Refused("template arguments the split cannot list: %s" % targs[:60])
+
+
+class Stub:
+    """One kernel's launch stub: its parameters and, for a template kernel, its template
+    parameters and the instantiations host code launches."""
+
+    def __init__(self, name, params, tparams, instances):
+        self.name, self.params, self.tparams, self.instances = name, params.strip(), tparams, instances
+        self.names = _param_names(params)
+        self.tnames = _template_names(tparams) if tparams is not None else []
+
+    def head(self, named=True):
+        params = "dim3 kforge_grid, dim3 kforge_block, size_t kforge_shared, cudaStream_t kforge_stream"
+        if not named:
+            params = "dim3, dim3, size_t, cudaStream_t"
+        if self.params and self.params != "void":
+            params += ", " + self.params
+        t = "template <%s>\n" % self.tparams if self.tparams is not None else ""
+        return "%svoid %s%s(%s)" % (t, STUB_PREFIX, self.name, params)
+
+    def definition(self):
+        targs = "<%s>" % ", ".join(self.tnames) if self.tparams is not None else ""
+        out = "%s {\n  %s%s<<<kforge_grid, kforge_block, kforge_shared, kforge_stream>>>(%s);\n}\n" % (
+            self.head(), self.name, targs, ", ".join(self.names))
+        # Each instantiation host code launches, emitted here (where the kernel is compiled)
+        # for main.cpp's calls to link against.
+        for i, inst in enumerate(self.instances):
+            out += ("static const auto kforge_keep_%s_%d __attribute__((used)) = &%s%s<%s>;\n" % (
+                self.name, i, STUB_PREFIX, self.name, inst))
+        return out
+
+
+def _device_text(text, items, stubs):
     keep = []
     pos = 0
     for item in items:
@@ -491,12 +623,9 @@ def _device_text(text, items, params, stubs):
     keep.append(_blank(text[pos:]))
     out = "".join(keep)
     out += "\n// kforge split build: one launch stub per kernel host code launches.\n"
-    for name in sorted(params):
-        out += ("void %s%s(dim3 kforge_grid, dim3 kforge_block, size_t kforge_shared, "
-                "cudaStream_t kforge_stream, %s) {\n  %s<<<kforge_grid, kforge_block, "
-                "kforge_shared, kforge_stream>>>(%s);\n}\n" % (
-                    STUB_PREFIX, name, params[name].strip() or "", name, ", ".join(stubs[name])))
-    return out.replace(", ) {", ") {")
+    for name in sorted(stubs):
+        out += stubs[name].definition()
+    return out
 
 
 def _blank(s):
@@ -504,7 +633,7 @@ def _blank(s):
     return "\n" * s.count("\n")
 
 
-def _host_text(text, items, host_parts, params, level, cuda_path, prefix_lines, nvcc_defines):
+def _host_text(text, items, host_parts, stubs, level, cuda_path, prefix_lines, nvcc_defines):
     out = ["// kforge split build: the host code of cuda.cu."]
     for d in nvcc_defines:
         name, _, value = d.partition("=")
@@ -515,11 +644,9 @@ def _host_text(text, items, host_parts, params, level, cuda_path, prefix_lines, 
     parts = dict((id(i), r) for i, r in host_parts)
     declared = set()
     for item in items:
-        if item.kernel and item.kernel[0] in params and item.kernel[0] not in declared:
+        if item.kernel and item.kernel[0] in stubs and item.kernel[0] not in declared:
             declared.add(item.kernel[0])
-            name = item.kernel[0]
-            out.append("void %s%s(dim3, dim3, size_t, cudaStream_t%s);" % (
-                STUB_PREFIX, name, (", " + params[name].strip()) if params[name].strip() else ""))
+            out.append(stubs[item.kernel[0]].head(named=False) + ";")
             continue
         if item.side not in ("host", "both"):
             continue

@@ -5,9 +5,11 @@ against a small stand-in of torch's include folder, then link both into one shar
 that must leave nothing undefined: a launch stub main.cpp calls and cuda.cu does not define
 fails the test."""
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import types
 import unittest
 
@@ -30,6 +32,15 @@ HOST = """torch::Tensor scale(torch::Tensor x) {
     return y;
 }
 """
+
+
+TEMPLATE_KERNEL = KERNEL.replace("__global__", "template <typename scalar_t>\n__global__").replace(
+    "const float*", "const scalar_t*").replace("float* y", "scalar_t* y")
+DISPATCH_HOST = HOST.replace(
+    "    scale_kernel<<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n, 2.0f);\n",
+    "    AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), \"scale\", ([&] {\n"
+    "        scale_kernel<scalar_t><<<(n + 255) / 256, 256>>>(x.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), n, 2.0f);\n"
+    "    }));\n")
 
 
 def spec_of(cuda, cflags=None, cpp="torch::Tensor scale(torch::Tensor x);"):
@@ -92,7 +103,9 @@ class PlanTest(unittest.TestCase):
     def test_refusals_name_what_the_split_cannot_be_sure_of(self):
         template = KERNEL.replace("__global__", "template <typename T>\n__global__")
         cases = {
-            "a template kernel": EXT + template + HOST,
+            "launched with deduced arguments": EXT + template + HOST,
+            "template arguments the split cannot list: n": EXT + template + HOST.replace(
+                "scale_kernel<<<", "scale_kernel<n><<<"),
             "host code names scale_kernel": EXT + KERNEL + HOST.replace(
                 "return y;", "cudaFuncSetAttribute(scale_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 1);\n    return y;"),
             "host code names c_w": EXT + "__constant__ float c_w[4];\n" + KERNEL + HOST.replace(
@@ -111,6 +124,8 @@ class PlanTest(unittest.TestCase):
             "host code tests __CUDACC__": EXT + KERNEL + HOST.replace(
                 "return y;", "#ifdef __CUDACC__\n    n = 1;\n#endif\n    return y;"),
         }
+        cases["a launch inside AT_DISPATCH_FLOATING_TYPES_AND_HALF"] = EXT + TEMPLATE_KERNEL + \
+            DISPATCH_HOST.replace("AT_DISPATCH_FLOATING_TYPES(", "AT_DISPATCH_FLOATING_TYPES_AND_HALF(")
         for why, src in cases.items():
             state, out, info = plan(src)
             self.assertEqual((state, out), ("refused", None), why)
@@ -121,6 +136,20 @@ class PlanTest(unittest.TestCase):
             self.assertIn("nvcc flags", info)
         for flags in (["-O3", "--use_fast_math", "-lineinfo", "-Xptxas=-v", "--expt-relaxed-constexpr"],):
             self.assertEqual(plan(EXT + KERNEL + HOST, cflags=flags)[0], "split", flags)
+
+    def test_template_kernels_get_a_template_stub_and_each_launched_instance(self):
+        state, out, kernels = plan(EXT + "#define TILE 16\n" + TEMPLATE_KERNEL + DISPATCH_HOST.replace(
+            "return y;", "scale_kernel<float><<<1, TILE>>>(nullptr, nullptr, 0, 1.0f);\n    return y;"))
+        self.assertEqual((state, kernels), ("split", ["scale_kernel"]), out)
+        device, host = out["cuda_sources"][0], out["cpp_sources"][-1]
+        self.assertIn("template <typename scalar_t>\nvoid kforge_launch_scale_kernel(dim3 kforge_grid", device)
+        self.assertIn("scale_kernel<scalar_t><<<kforge_grid", device)
+        # float and double from the dispatch, float once more from the explicit launch
+        self.assertEqual(re.findall(r"= &kforge_launch_scale_kernel<(\w+)>;", device), ["float", "double"])
+        self.assertIn("template <typename scalar_t>\nvoid kforge_launch_scale_kernel(dim3, dim3, size_t, "
+                      "cudaStream_t, const scalar_t* __restrict__ x, scalar_t* y, int n, float s);", host)
+        self.assertIn("kforge_launch_scale_kernel<scalar_t>((n + 255) / 256, 256, 0, 0, ", host)
+        self.assertIn("kforge_launch_scale_kernel<float>(1, TILE, 0, 0, nullptr", host)
 
     def test_comments_and_strings_are_not_code(self):
         src = (EXT + '// other<<<1, 1>>>();\nconst char* note = "__global__ x<<<1,1>>>()";\n' +
@@ -145,6 +174,24 @@ class PlanTest(unittest.TestCase):
         self.assertEqual(split_build.source_starts({"cuda_sources": ["a", "c"]}, 0), [0, 0])
 
 
+class UndefinedStubsTest(unittest.TestCase):
+    """torch links an extension without --no-undefined: a stub the split did not instantiate
+    would fail the import, not the build, so the worker reads the library's undefined symbols."""
+
+    def test_a_missing_stub_is_found_and_a_defined_one_is_not(self):
+        with tempfile.TemporaryDirectory() as d:
+            calls = "void kforge_launch_k(int);\nvoid f() { kforge_launch_k(1); }\n"
+            for name, src in (("missing", calls), ("defined", calls + "void kforge_launch_k(int) {}\n")):
+                with open(os.path.join(d, name + ".cpp"), "w") as f:
+                    f.write(src)
+                subprocess.run(["g++", "-shared", "-fPIC", name + ".cpp", "-o", name + ".so"], cwd=d,
+                               check=True)
+            self.assertEqual(build_worker._undefined_stubs(d, {"so_file": "missing.so"}),
+                             ["_Z15kforge_launch_ki"])
+            self.assertEqual(build_worker._undefined_stubs(d, {"so_file": "defined.so"}), [])
+            self.assertTrue(build_worker._undefined_stubs(d, {"so_file": "absent.so"}))
+
+
 NVCC = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc"
                                 if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
 CUDA_INCLUDE = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(NVCC))), "include") if NVCC else ""
@@ -158,6 +205,7 @@ namespace torch {
 struct Tensor {
   float* p = nullptr; int64_t n = 0;
   int64_t numel() const { return n; }
+  int scalar_type() const { return 0; }
   template <typename T> T* data_ptr() const { return reinterpret_cast<T*>(p); }
 };
 inline Tensor empty_like(const Tensor& t) { return t; }
@@ -168,6 +216,9 @@ inline Tensor empty_like(const Tensor& t) { return t; }
 #define KF_HOST_DEVICE
 #endif
 KF_HOST_DEVICE inline float kf_torch_only(float v) { return v; }
+// As ATen's: the lambda once per type, scalar_t naming it.
+#define AT_DISPATCH_FLOATING_TYPES(TYPE, NAME, ...) \\
+  do { if (TYPE) { using scalar_t = double; __VA_ARGS__(); } else { using scalar_t = float; __VA_ARGS__(); } } while (0)
 """
 EXTENSION_H = "#pragma once\n#include <torch/types.h>\n"
 
@@ -257,13 +308,18 @@ class WorkerTest(WorkerCase):
         self.assertGreaterEqual(r["cpu_s"], r["split_build_cpu_s"])  # both attempts count
 
     def test_a_refused_plan_builds_the_usual_way_and_says_why(self):
-        src = EXT + KERNEL.replace("__global__", "template <typename T>\n__global__").replace(
-            "const float*", "const T*").replace("float* y", "T* y") + HOST.replace(
-            "scale_kernel<<<", "scale_kernel<float><<<")
+        src = EXT + TEMPLATE_KERNEL + HOST  # a launch that deduces its template arguments
         r, files, _ = self.build(src)
         self.assertTrue(r["ok"], r)
-        self.assertEqual((r["split_build"], r["split_build_why"]), ("refused", "a template kernel"))
+        self.assertEqual((r["split_build"], r["split_build_why"]),
+                         ("refused", "template kernel scale_kernel launched with deduced arguments"))
         self.assertEqual(r["split_build_cpu_s"], 0)
+
+    def test_a_template_kernel_links_every_instance_the_dispatch_launches(self):
+        r, files, _ = self.build(EXT + TEMPLATE_KERNEL + DISPATCH_HOST)
+        self.assertTrue(r["ok"], r)  # linked with nothing undefined: float and double stubs exist
+        self.assertEqual(r["split_build"], "used")
+        self.assertIn("kforge_launch_scale_kernel<scalar_t>(", files["main.cpp"])
 
     def test_the_candidates_own_error_is_reported_from_the_usual_build(self):
         r, files, _ = self.build(EXT + KERNEL + HOST.replace("return y;", "return undeclared_y;"))
