@@ -20,7 +20,9 @@ compared (bench/sass_identity.py's cubin method).
                        [--json OUT] [--object-cpu] PATH...
 
 --object-cpu also compiles light.cu to an object (host and device, as a build does) for its CPU
-seconds; without it only the cubins are compiled on the light side. Exit status 1 when a split
+seconds, and where that fails the sources as written (plain.cu), as the worker would: `usual_ok`
+says whether the usual build's cuda.cu compiles. Without it only the cubins are compiled on the
+light side. Exit status 1 when a split
 that compiled has device code different from the light build's.
 """
 import argparse
@@ -93,7 +95,8 @@ def check_one(name, spec, work, nvcc, nv_flags, cxx, cxx_flags, pch, object_cpu)
         f.write(split_build.SHADOW_HEADER)
     sources = spec["cuda_sources"] if isinstance(spec["cuda_sources"], list) else [spec["cuda_sources"]]
     light = light_headers.rewrite(sources) or sources
-    files = {"light.cu": "\n".join(PREFIX + light), "split.cu": "\n".join(PREFIX + split["cuda_sources"]),
+    files = {"light.cu": "\n".join(PREFIX + light), "plain.cu": "\n".join(PREFIX + sources),
+             "split.cu": "\n".join(PREFIX + split["cuda_sources"]),
              "main.cpp": "\n".join(["#include <torch/extension.h>"] + split["cpp_sources"])}
     for fname, text in files.items():
         with open(os.path.join(work, fname), "w") as f:
@@ -119,6 +122,11 @@ def check_one(name, spec, work, nvcc, nv_flags, cxx, cxx_flags, pch, object_cpu)
     if object_cpu:
         r, out, cpu = run_cpu([nvcc] + common + ["-c", "light.cu", "-o", "light.o"], work)
         row.update(light_ok=r == 0, light_cpu_s=round(cpu, 2))
+        # The usual build: light, then as written when the light one fails (the worker's order).
+        row["usual_ok"] = row["light_ok"]
+        if not row["light_ok"] and light != sources:
+            r, out, cpu = run_cpu([nvcc] + common + ["-c", "plain.cu", "-o", "plain.o"], work)
+            row.update(plain_ok=r == 0, usual_ok=r == 0)
     if not row["split_ok"]:
         return row
     secs = {}
@@ -216,11 +224,17 @@ def main(argv=None):
     mean = lambda k, rs: sum(r[k] for r in rs if k in r) / max(1, sum(1 for r in rs if k in r))
     print("units %d, planned %d, built %d, device identical %d, different %d" % (
         len(rows), len(planned), len(built), len(same), len(differ)))
+    if a.object_cpu:
+        # The split must never build what the usual build refuses (a wrong `ok`), and what it
+        # refuses to build costs a second attempt.
+        print("split built, usual failed: %d; split failed, usual built: %d" % (
+            sum(1 for r in built if r.get("usual_ok") is False),
+            sum(1 for r in planned if r not in built and r.get("usual_ok"))))
     print("CPU-s means over built: split.cu %.1f, main.cpp (PCH) %.1f; cubin light %.1f, split %.1f%s" % (
         mean("split_cpu_s", built), mean("main_cpu_s", built), mean("light_cubin_cpu_s", built),
         mean("split_cubin_cpu_s", built),
         (", light.cu object %.1f" % mean("light_cpu_s", built)) if a.object_cpu else ""))
-    return 1 if differ else 0
+    return 1 if differ or any(r.get("usual_ok") is False for r in built) else 0
 
 
 if __name__ == "__main__":
