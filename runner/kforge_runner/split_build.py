@@ -32,7 +32,7 @@ Standard library only, and no torch import: the plan is made in the worker befor
 """
 import re
 
-from .light_headers import _code_mask
+from .light_headers import _code_mask, tested_macros
 
 # Part of every split build's artifact key (the C++ side sends it): a change of the rules here,
 # of SHADOW_HEADER or of the stubs must change VERSION so old split artifacts are not reused.
@@ -368,14 +368,6 @@ def _mentions_torch(toks):
                i + 1 < len(toks) and toks[i + 1] == "::" for i, t in enumerate(toks))
 
 
-def _tested_macros(code):
-    """Macros that preprocessor conditionals anywhere in the sources test."""
-    names = set()
-    for m in re.finditer(r"(?m)^[ \t]*#[ \t]*(if|ifdef|ifndef|elif)\b(.*)$", code):
-        names.update(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", m.group(2)))
-    return names
-
-
 def _defined_macros(code):
     return set(re.findall(r"(?m)^[ \t]*#[ \t]*define[ \t]+([A-Za-z_][A-Za-z0-9_]*)", code))
 
@@ -480,13 +472,13 @@ def _plan(spec, cuda_path, prefix_lines, nvcc_defines):
     items = _items(code)
     for item in items:
         _classify(code, item, text)
-    tested = _tested_macros(code) - _CUDA_MACROS - _defined_macros(code)
+    tested = tested_macros([text]) - _CUDA_MACROS - _defined_macros(code)
     if tested:
         raise Refused("the sources test %s, which torch's headers may define" %
                       ", ".join(sorted(tested)[:4]))
     for item in items:
         if item.side in ("host", "both") and item.kind != "directive":
-            nvcc_only = _tested_macros(code[item.start:item.end]) & _NVCC_ONLY
+            nvcc_only = tested_macros([text[item.start:item.end]]) & _NVCC_ONLY
             if nvcc_only:
                 raise Refused("host code tests %s, which only nvcc defines" %
                               ", ".join(sorted(nvcc_only)))
