@@ -194,8 +194,27 @@ class UndefinedStubsTest(unittest.TestCase):
 
 NVCC = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc"
                                 if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
-CUDA_INCLUDE = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(NVCC))), "include") if NVCC else ""
-CUDA_LIB = os.path.join(os.path.dirname(CUDA_INCLUDE), "lib64")
+
+
+def _nvcc_paths(nvcc):
+    """CUDA's include and library folders as this nvcc itself uses them (its --dryrun's INCLUDES
+    and LIBRARIES), not guessed from where it lies: installs differ (include/ or only
+    targets/<arch>/include, lib64/ or lib/), and CI's is not laid out as this machine's."""
+    if not nvcc:
+        return "", ""
+    src = os.path.join(tempfile.mkdtemp(prefix="kf-nvcc-"), "probe.cu")
+    with open(src, "w") as f:
+        f.write("int main() { return 0; }\n")
+    out = subprocess.run([nvcc, "--dryrun", "-c", src, "-o", src + ".o"], capture_output=True,
+                         text=True).stderr
+    shutil.rmtree(os.path.dirname(src), ignore_errors=True)
+    inc = re.search(r'INCLUDES="-I([^"]+)"', out)
+    libs = [p for p in re.findall(r'"-L([^"]+)"', out) if not p.rstrip("/").endswith("stubs")]
+    return (os.path.normpath(inc.group(1)) if inc else "",
+            os.path.normpath(libs[0]) if libs else "")
+
+
+CUDA_INCLUDE, CUDA_LIB = _nvcc_paths(NVCC)
 
 # A stand-in for torch's include folder that nvcc and g++ both compile: types.h declares a
 # Tensor with what HOST uses, plus a helper that only torch's headers give.
@@ -267,6 +286,14 @@ class FakeBuilder:
 @unittest.skipIf(NVCC is None, "needs CUDA's nvcc (no GPU): kforge's development and CI machines have it")
 class WorkerTest(WorkerCase):
     HEADERS = {"torch/types.h": TYPES_H, "torch/extension.h": EXTENSION_H}
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        # A wrong folder would fail every build below with a linker message; say it once, plainly.
+        if not os.path.exists(os.path.join(CUDA_INCLUDE, "cuda.h")) or not os.path.isdir(CUDA_LIB):
+            raise AssertionError("%s --dryrun gave CUDA include %r and library %r: no cuda.h or "
+                                 "no such folder" % (NVCC, CUDA_INCLUDE, CUDA_LIB))
 
     def make_builder(self, include):
         return FakeBuilder(include)
