@@ -211,8 +211,15 @@ std::optional<execute::ExecResult> Evaluator::Impl::Reverify(
       for (auto& st : v.stages) {  // the distribution of the run that counts
         if (st.name == "timing") st.detail = TimingFacts(again);
       }
-      // Its speedups are its own candidate against its own interleaved reference.
-      if (again.baselines) UseBaselines(*again.baselines, &v);
+      // Its speedups are its own candidate against its own interleaved reference, and the
+      // baselines stage says so: the first run's reference beside the second run's candidate
+      // would be two measurements under different loads read as one.
+      if (again.baselines) {
+        UseBaselines(*again.baselines, &v);
+        for (auto& st : v.stages) {
+          if (st.name == "baselines") st.detail = BaselineFacts(*again.baselines);
+        }
+      }
       return again;
     }
     case Reverified::kFirstCounts: break;

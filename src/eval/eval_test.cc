@@ -393,7 +393,10 @@ TEST_F(EvaluatorTest, WithoutLanesOnlyVerdictsDecidedBeforeTheRunAreGiven) {
 TEST_F(EvaluatorTest, AnImplausibleSpeedupIsMeasuredAgainAndTheSlowerRunCounts) {
   auto ev = Make();
   lane().run = [](int n, const execute::LoadInlineFn&) {
-    return n == 1 ? TimedRun(0.1, 20.0) : TimedRun(0.5, 20.0);  // 200x, then 40x
+    if (n == 1) return TimedRun(0.1, 20.0);  // 200x
+    execute::ExecResult r = TimedRun(0.5, 16.0);  // 32x, with more calls of each
+    r.timing->summary.n = r.baselines->eager->summary.n = 14;
+    return r;
   };
   Verdict v = ev->Evaluate(problem, candidate);
   EXPECT_EQ(v.status, VerdictStatus::kOk);
@@ -401,7 +404,13 @@ TEST_F(EvaluatorTest, AnImplausibleSpeedupIsMeasuredAgainAndTheSlowerRunCounts) 
   ASSERT_NE(StageOf(v, "reverify"), nullptr);
   EXPECT_TRUE(StageOf(v, "reverify")->ok);
   EXPECT_DOUBLE_EQ(v.candidate_ms->median_ms, 0.5);
-  EXPECT_DOUBLE_EQ(v.speedup_vs_eager.value_or(0), 40.0);
+  EXPECT_DOUBLE_EQ(v.speedup_vs_eager.value_or(0), 32.0);
+  // The baselines stage describes the reference of the run that counts, not the first run's.
+  const StageRecord* b = StageOf(v, "baselines");
+  ASSERT_NE(b, nullptr);
+  EXPECT_DOUBLE_EQ(b->detail["eager"]["median"].get<double>(), 16.0);
+  EXPECT_EQ(b->detail["eager"]["n"].get<int>(), 14);
+  EXPECT_EQ(ToJson(v)["timing"]["candidate_ms"]["n"].get<int>(), 14);
 }
 
 TEST_F(EvaluatorTest, AReverificationThatFailsDecidesTheVerdict) {
