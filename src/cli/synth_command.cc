@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -61,26 +62,10 @@ std::unique_ptr<synth::Checker> MakeChecker(const SynthFlags& f, const std::stri
   return synth::MakePythonChecker(p);
 }
 
-int RunCalibrate(const SynthFlags& f, const std::string& backend) {
-  auto checker = MakeChecker(f, backend);
-  synth::CalibrateOptions c;
-  c.ops = f.opt.ops;
-  c.dtypes = f.opt.dtypes.empty() ? DefaultDtypes(backend) : f.opt.dtypes;
-  c.stop_ms = f.stop_ms;
-  c.max_bytes = f.max_mib * (1 << 20);
-  c.work_dir = fs::temp_directory_path() / ("kforge-calibrate-" + std::to_string(getpid()));
-  auto cal = synth::Calibrate(c, *checker);
-  std::error_code ec;
-  fs::remove_all(c.work_dir, ec);
-  if (!cal.ok()) {
-    std::cerr << "kforge synth --calibrate: " << cal.status().message() << "\n";
-    return cal.status().code() == Code::kInvalidArgument ? kExitUsage : kExitInfra;
-  }
-  cal->backend = backend;
-  if (const backend::Device* d = backend::FindDevice(backend)) cal->device = backend::DeviceModel(*d);
-  std::ofstream out(f.calibrate, std::ios::binary | std::ios::trunc);
-  // One line per curve: readable, and a recalibration diffs by op.
-  auto j = synth::CalibrationJson(*cal);
+// One line per curve: readable, and a recalibration diffs by op.
+bool WriteCalibration(const fs::path& file, const synth::Calibration& cal) {
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  auto j = synth::CalibrationJson(cal);
   auto ops = j["ops"];
   j.erase("ops");
   std::string head = j.dump();
@@ -91,10 +76,50 @@ int RunCalibrate(const SynthFlags& f, const std::string& backend) {
         << (++i < ops.size() ? ",\n" : "\n");
   }
   out << "}}\n";
-  if (!out) {
+  return static_cast<bool>(out);
+}
+
+int RunCalibrate(const SynthFlags& f, const std::string& backend) {
+  auto checker = MakeChecker(f, backend);
+  synth::CalibrateOptions c;
+  c.ops = f.opt.ops;
+  c.dtypes = f.opt.dtypes.empty() ? DefaultDtypes(backend) : f.opt.dtypes;
+  c.stop_ms = f.stop_ms;
+  c.max_bytes = f.max_mib * (1 << 20);
+  c.chunk = f.opt.batch;
+  c.work_dir = fs::temp_directory_path() / ("kforge-calibrate-" + std::to_string(getpid()));
+  std::string device;
+  if (const backend::Device* d = backend::FindDevice(backend)) device = backend::DeviceModel(*d);
+  // What is measured so far, after every chunk of probes: a run cut short (a time limit, a
+  // crash) leaves FILE.partial, never a FILE that looks whole.
+  const fs::path partial = f.calibrate + ".partial";
+  const auto t0 = std::chrono::steady_clock::now();
+  c.progress = [&](const synth::Calibration& so_far, size_t done, size_t total) {
+    synth::Calibration cal = so_far;
+    cal.backend = backend;
+    cal.device = device;
+    const bool wrote = WriteCalibration(partial, cal);
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::cerr << "kforge synth --calibrate: " << done << " of " << total << " probes timed in "
+              << static_cast<int>(s) << " s"
+              << (wrote ? "; so far in " + partial.string() : "; cannot write " + partial.string())
+              << "\n";
+  };
+  auto cal = synth::Calibrate(c, *checker);
+  std::error_code ec;
+  fs::remove_all(c.work_dir, ec);
+  if (!cal.ok()) {
+    std::cerr << "kforge synth --calibrate: " << cal.status().message() << "\n";
+    return cal.status().code() == Code::kInvalidArgument ? kExitUsage : kExitInfra;
+  }
+  cal->backend = backend;
+  cal->device = device;
+  if (!WriteCalibration(f.calibrate, *cal)) {
     std::cerr << "kforge synth --calibrate: cannot write " << f.calibrate << "\n";
     return kExitInfra;
   }
+  fs::remove(partial, ec);
   std::cout << "calibrated " << cal->ops.size() << " curves (ops x dtypes) on " << backend << " ("
             << cal->device << "): " << f.calibrate << "\n";
   for (const auto& key : cal->skipped) {
@@ -205,7 +230,8 @@ Command SynthCommand() {
         app->add_option("--python", f->python, "Python interpreter with PyTorch");
         app->add_option("--draws", f->draws, "the linter's input draws")->check(CLI::Range(1, 20));
         app->add_option("--max-attempts", o.max_attempts, "candidates per level (0: 20 x count)");
-        app->add_option("--batch", o.batch, "candidates validated per runner start");
+        app->add_option("--batch", o.batch,
+                        "candidates validated (calibration: probes timed) per runner start");
         app->add_flag("--no-validate", f->no_validate, "run nothing (problems unchecked)");
         app->add_flag("--force", f->force, "replace an earlier synth run's files in --out");
         app->add_flag("--list-ops", f->list_ops, "print the op table and exit");

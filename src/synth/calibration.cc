@@ -143,6 +143,37 @@ Result<Probe> MakeProbe(const std::string& op, DType dtype, double max_bytes) {
   return p;
 }
 
+// A probe's curve from its times, one per size it reached; none (even its smallest size
+// failed): listed as skipped, and the op keeps the fallback curve.
+void AddCurve(const Probe& p, const std::vector<double>& t, Calibration* cal) {
+  if (t.empty()) {
+    cal->skipped.push_back(p.key);
+    return;
+  }
+  const OpSpec* spec = FindOp(p.op);
+  json points = json::array();
+  for (size_t k = 0; k < t.size() && k < p.sets.size(); ++k) {
+    auto inf = Infer(p.graph, ValuesOf(p.graph, p.sets[k]));
+    if (!inf.ok()) continue;
+    double w = 0;
+    for (const auto& n : p.graph.nodes) {
+      std::vector<Shape> in;
+      for (int a : n.args) in.push_back(inf->shapes[a]);
+      Cost c = spec->cost(n, in, inf->shapes[n.value], p.graph.dtype == DType::kF32 ? 4 : 2);
+      w += spec->heavy ? c.flops : c.bytes;
+    }
+    points.push_back({w, Round4(std::max(t[k], 1e-6))});
+  }
+  OpCurve curve;
+  CurveFromJson(points, &curve);
+  cal->ops[p.key] = std::move(curve);
+}
+
+void SetFallbacks(Calibration* cal) {
+  if (cal->ops.count("relu")) cal->fallback = cal->ops["relu"];
+  if (cal->ops.count("matmul")) cal->fallback_heavy = cal->ops["matmul"];
+}
+
 }  // namespace
 
 Result<Calibration> Calibrate(const CalibrateOptions& opt, Checker& checker) {
@@ -180,36 +211,22 @@ Result<Calibration> Calibrate(const CalibrateOptions& opt, Checker& checker) {
       probes.push_back(std::move(*p));
     }
   }
-  auto times = checker.Time(files, opt.stop_ms);
-  if (!times.ok()) return times.status();
   Calibration cal;
-  for (size_t i = 0; i < probes.size(); ++i) {
-    const auto& t = (*times)[i];
-    const Probe& p = probes[i];
-    if (t.empty()) {  // even its smallest size failed: the op keeps the fallback curve
-      cal.skipped.push_back(p.key);
-      continue;
+  const size_t chunk = static_cast<size_t>(std::max(1, opt.chunk));
+  for (size_t from = 0; from < probes.size(); from += chunk) {
+    const size_t to = std::min(probes.size(), from + chunk);
+    std::vector<std::filesystem::path> part(files.begin() + static_cast<long>(from),
+                                            files.begin() + static_cast<long>(to));
+    auto times = checker.Time(part, opt.stop_ms);
+    if (!times.ok()) return times.status();
+    for (size_t i = from; i < to; ++i) AddCurve(probes[i], (*times)[i - from], &cal);
+    if (opt.progress) {
+      Calibration so_far = cal;
+      SetFallbacks(&so_far);
+      opt.progress(so_far, to, probes.size());
     }
-    const OpSpec* spec = FindOp(p.op);
-    json points = json::array();
-    for (size_t k = 0; k < t.size() && k < p.sets.size(); ++k) {
-      auto inf = Infer(p.graph, ValuesOf(p.graph, p.sets[k]));
-      if (!inf.ok()) continue;
-      double w = 0;
-      for (const auto& n : p.graph.nodes) {
-        std::vector<Shape> in;
-        for (int a : n.args) in.push_back(inf->shapes[a]);
-        Cost c = spec->cost(n, in, inf->shapes[n.value], p.graph.dtype == DType::kF32 ? 4 : 2);
-        w += spec->heavy ? c.flops : c.bytes;
-      }
-      points.push_back({w, Round4(std::max(t[k], 1e-6))});
-    }
-    OpCurve curve;
-    CurveFromJson(points, &curve);
-    cal.ops[p.key] = std::move(curve);
   }
-  if (cal.ops.count("relu")) cal.fallback = cal.ops["relu"];
-  if (cal.ops.count("matmul")) cal.fallback_heavy = cal.ops["matmul"];
+  SetFallbacks(&cal);
   return cal;
 }
 

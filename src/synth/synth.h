@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -88,6 +89,10 @@ struct CalibrateOptions {
   double stop_ms = 30;  // time sizes up to the first that takes this long
   double max_bytes = 1ull << 30;
   std::filesystem::path work_dir;  // probe problems are written here
+  int chunk = 16;                  // probes timed per runner start
+  // After each chunk: the curves so far (fallbacks set), probes done, probes in all. A run cut
+  // short keeps what it measured.
+  std::function<void(const Calibration&, size_t, size_t)> progress;
 };
 // Times one single-op probe per op and dtype at doubling sizes; a probe that cannot run (the
 // backend lacks the kernel) is listed in `skipped` and its fp32 curve stands in.

@@ -266,6 +266,42 @@ TEST(Calibrate, OneCurvePerOpThatRoundTrips) {
   fs::remove_all(o.work_dir);
 }
 
+// Probes are timed a chunk per runner start, and after each chunk the curves so far are
+// handed out: a calibration cut short (a device call's time limit) keeps what it measured.
+TEST(Calibrate, ChunksReportTheCurvesSoFarAndEndAsOneRun) {
+  struct CountingTimer : LinearTimer {
+    std::vector<size_t> sizes;
+    Result<std::vector<std::vector<double>>> Time(const std::vector<fs::path>& files,
+                                                  double stop_ms) override {
+      sizes.push_back(files.size());
+      return LinearTimer::Time(files, stop_ms);
+    }
+  };
+  CountingTimer chunked, whole;
+  CalibrateOptions o;
+  o.ops = {"relu", "linear", "conv2d"};
+  o.work_dir = fs::temp_directory_path() / ("kforge-cal-chunk-" + std::to_string(getpid()));
+  auto all = Calibrate(o, whole);  // the default chunk holds all three
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  EXPECT_EQ(whole.sizes, std::vector<size_t>({3}));
+  o.chunk = 2;
+  std::vector<std::pair<size_t, size_t>> reports;
+  std::vector<size_t> curves;
+  o.progress = [&](const Calibration& so_far, size_t done, size_t total) {
+    reports.push_back({done, total});
+    curves.push_back(so_far.ops.size());
+  };
+  auto cal = Calibrate(o, chunked);
+  ASSERT_TRUE(cal.ok()) << cal.status().message();
+  EXPECT_EQ(chunked.sizes, std::vector<size_t>({2, 1}));
+  EXPECT_EQ(reports, (std::vector<std::pair<size_t, size_t>>{{2, 3}, {3, 3}}));
+  EXPECT_EQ(curves, std::vector<size_t>({2, 3}));
+  ASSERT_EQ(cal->ops.size(), all->ops.size());
+  for (const auto& [key, curve] : all->ops) EXPECT_EQ(cal->ops.at(key).points, curve.points) << key;
+  EXPECT_EQ(cal->fallback.points, all->fallback.points);
+  fs::remove_all(o.work_dir);
+}
+
 TEST(Calibrate, ACurvePerDtypeAndPredictionsUseIt) {
   LinearTimer timer;
   CalibrateOptions o;
