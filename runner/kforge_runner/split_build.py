@@ -148,8 +148,10 @@ def _declaration(code, i):
     braced = False
     while i < n:
         c = code[i]
-        if c == "#" and depth > 0 and _line_start(code, i):
+        if c == "#" and depth > 0 and _line_start(code, i):  # with its continuation lines
             k = code.find("\n", i)
+            while 0 < k < n and code[k - 1] == "\\":
+                k = code.find("\n", k + 1)
             i = n if k < 0 else k
             continue
         if c == "#" and depth == 0 and _line_start(code, i):
@@ -549,13 +551,30 @@ _BUILTIN = {"float", "double", "int", "unsigned", "long", "short", "char", "bool
 _DISPATCH_TYPES = {"AT_DISPATCH_FLOATING_TYPES": ("float", "double")}
 
 
-def _instances(code, item, at, targs, macros):
+def _instances(code, item, at, targs, macros, depth=0):
     """The template arguments a launch at `at` (in `item`) instantiates: `targs` itself when it
     names only literals, builtin types and the sources' macros; one per type when it names
-    scalar_t inside a dispatch macro of known types. Refused otherwise."""
+    scalar_t inside a dispatch macro of known types; when it names the parameters of a
+    function-like macro defined in the same function (`#define LAUNCH(T) k<T><<<...>>>(...)`),
+    those of every use of that macro there. Refused otherwise."""
     names = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", targs)) - _BUILTIN - macros
     if not names:
         return [targs]
+    local = _local_macro(code, item, at)
+    if local and names <= set(local[1]) and depth < 4:
+        name, params, define_end = local
+        out = []
+        for use_at, args in _macro_uses(code, item, name, define_end):
+            if len(args) != len(params):
+                raise Refused("a use of %s with %d arguments for %d parameters" %
+                              (name, len(args), len(params)))
+            bound = dict(zip(params, args))
+            inst = re.sub(r"[A-Za-z_][A-Za-z0-9_]*", lambda m: bound.get(m.group(0), m.group(0)),
+                          targs)
+            for i in _instances(code, item, use_at, inst, macros, depth + 1):
+                if i not in out:
+                    out.append(i)
+        return out
     if names != {"scalar_t"}:
         raise Refused("template arguments the split cannot list: %s" % targs[:60])
     for m in reversed(list(re.finditer(r"\b(AT_DISPATCH_[A-Z0-9_]+)\s*\(", code[item.start:at]))):
@@ -572,6 +591,39 @@ def _instances(code, item, at, targs, macros):
                 raise Refused("a launch inside %s, whose types the split does not list" % m.group(1))
             return [re.sub(r"\bscalar_t\b", t, targs) for t in types]
     raise Refused("template arguments the split cannot list: %s" % targs[:60])
+
+
+def _local_macro(code, item, at):
+    """(name, parameter names, end) of the function-like `#define` inside `item` whose body
+    holds position `at` (continuation lines included), or None."""
+    start = code.rfind("\n", item.start, at) + 1
+    while start > item.start + 1 and code[start - 2] == "\\":  # the line before continues
+        start = code.rfind("\n", item.start, start - 1) + 1
+    m = re.match(r"[ \t]*#[ \t]*define[ \t]+([A-Za-z_][A-Za-z0-9_]*)\(([^)]*)\)", code[start:at])
+    if not m:
+        return None
+    end = code.find("\n", at)
+    while end >= 0 and end < item.end and code[end - 1] == "\\":
+        end = code.find("\n", end + 1)
+    params = [p.strip() for p in m.group(2).split(",") if p.strip()]
+    return m.group(1), params, item.end if end < 0 or end > item.end else end
+
+
+def _macro_uses(code, item, name, after):
+    """Each use of macro `name` in code[after:item.end]: (position, [arguments])."""
+    out = []
+    for m in re.finditer(r"\b%s\s*\(" % re.escape(name), code[after:item.end]):
+        open_ = after + m.end() - 1
+        depth, k = 0, open_
+        while k < item.end:
+            depth += {"(": 1, ")": -1}.get(code[k], 0)
+            if depth == 0:
+                break
+            k += 1
+        if k >= item.end:
+            raise Refused("a use of %s whose arguments do not close" % name)
+        out.append((after + m.start(), _split_commas(code[open_ + 1:k], angles=False)))
+    return out
 
 
 class Stub:

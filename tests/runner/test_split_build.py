@@ -42,6 +42,18 @@ DISPATCH_HOST = HOST.replace(
     "        scale_kernel<scalar_t><<<(n + 255) / 256, 256>>>(x.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), n, 2.0f);\n"
     "    }));\n")
 
+# A launch through a function-local macro whose parameters are the template arguments, as our
+# GEMM examples write it: each use of the macro is one instantiation.
+MACRO_KERNEL = KERNEL.replace("__global__", "template <bool TWICE, int K>\n__global__").replace(
+    "y[i] = x[i] * s;", "y[i] = x[i] * s * K * (TWICE ? 2 : 1);")
+MACRO_HOST = HOST.replace(
+    "    scale_kernel<<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n, 2.0f);\n",
+    "#define GO(T, KK) scale_kernel<T, KK><<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), \\\n"
+    "        y.data_ptr<float>(), n, 2.0f)\n"
+    "    if (n > 4) GO(true, 3); else GO(false, (1 + 1));\n"
+    "    if (n > 8) GO(true, 3);\n"
+    "#undef GO\n")
+
 
 def spec_of(cuda, cflags=None, cpp="torch::Tensor scale(torch::Tensor x);"):
     s = {"name": "kf_ext", "cpp_sources": [cpp], "cuda_sources": [cuda], "functions": ["scale"]}
@@ -150,6 +162,23 @@ class PlanTest(unittest.TestCase):
                       "cudaStream_t, const scalar_t* __restrict__ x, scalar_t* y, int n, float s);", host)
         self.assertIn("kforge_launch_scale_kernel<scalar_t>((n + 255) / 256, 256, 0, 0, ", host)
         self.assertIn("kforge_launch_scale_kernel<float>(1, TILE, 0, 0, nullptr", host)
+
+    def test_a_launch_through_a_local_macro_instantiates_each_use(self):
+        state, out, kernels = plan(EXT + MACRO_KERNEL + MACRO_HOST)
+        self.assertEqual((state, kernels), ("split", ["scale_kernel"]), out)
+        device, host = out["cuda_sources"][0], out["cpp_sources"][-1]
+        self.assertEqual(re.findall(r"= &kforge_launch_scale_kernel<([^>]+)>;", device),
+                         ["true, 3", "false, (1 + 1)"])  # the repeated use once
+        self.assertIn("#define GO(T, KK) kforge_launch_scale_kernel<T, KK>((n + 255) / 256, 256, 0, 0, "
+                      "x.data_ptr<float>(), \\\n", host)
+        # A use whose arguments are not listable, or a macro's parameter used out of place.
+        for bad, why in ((MACRO_HOST.replace("GO(false, (1 + 1))", "GO(false, n)"),
+                          "template arguments the split cannot list: false, n"),
+                         (MACRO_HOST.replace("GO(true, 3);\n#undef", "GO(true);\n#undef"),
+                          "a use of GO with 1 arguments for 2 parameters")):
+            state, _, info = plan(EXT + MACRO_KERNEL + bad)
+            self.assertEqual(state, "refused", why)
+            self.assertIn(why, info)
 
     def test_comments_and_strings_are_not_code(self):
         src = (EXT + '// other<<<1, 1>>>();\nconst char* note = "__global__ x<<<1,1>>>()";\n' +
@@ -347,6 +376,12 @@ class WorkerTest(WorkerCase):
         self.assertTrue(r["ok"], r)  # linked with nothing undefined: float and double stubs exist
         self.assertEqual(r["split_build"], "used")
         self.assertIn("kforge_launch_scale_kernel<scalar_t>(", files["main.cpp"])
+
+    def test_a_macro_launched_template_kernel_links_every_use(self):
+        r, files, _ = self.build(EXT + MACRO_KERNEL + MACRO_HOST)
+        self.assertTrue(r["ok"], r)  # linked with nothing undefined: both uses' stubs exist
+        self.assertEqual(r["split_build"], "used")
+        self.assertIn("GO(true, 3)", files["main.cpp"])
 
     def test_the_candidates_own_error_is_reported_from_the_usual_build(self):
         r, files, _ = self.build(EXT + KERNEL + HOST.replace("return y;", "return undeclared_y;"))
