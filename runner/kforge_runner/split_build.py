@@ -578,19 +578,23 @@ def _instances(code, item, at, targs, macros, depth=0):
     if names != {"scalar_t"}:
         raise Refused("template arguments the split cannot list: %s" % targs[:60])
     for m in reversed(list(re.finditer(r"\b(AT_DISPATCH_[A-Z0-9_]+)\s*\(", code[item.start:at]))):
-        open_ = item.start + m.end() - 1
-        depth, k = 0, open_
-        while k < item.end:
-            depth += {"(": 1, ")": -1}.get(code[k], 0)
-            if depth == 0:
-                break
-            k += 1
-        if k > at:  # the launch is inside this dispatch
+        if _closing_paren(code, item.start + m.end() - 1, item.end) > at:  # inside this dispatch
             types = _DISPATCH_TYPES.get(m.group(1))
             if types is None:
                 raise Refused("a launch inside %s, whose types the split does not list" % m.group(1))
             return [re.sub(r"\bscalar_t\b", t, targs) for t in types]
     raise Refused("template arguments the split cannot list: %s" % targs[:60])
+
+
+def _closing_paren(code, open_, end):
+    """Where the `(` at `open_` closes, or `end` when it does not before it."""
+    depth, k = 0, open_
+    while k < end:
+        depth += {"(": 1, ")": -1}.get(code[k], 0)
+        if depth == 0:
+            return k
+        k += 1
+    return end
 
 
 def _local_macro(code, item, at):
@@ -614,12 +618,7 @@ def _macro_uses(code, item, name, after):
     out = []
     for m in re.finditer(r"\b%s\s*\(" % re.escape(name), code[after:item.end]):
         open_ = after + m.end() - 1
-        depth, k = 0, open_
-        while k < item.end:
-            depth += {"(": 1, ")": -1}.get(code[k], 0)
-            if depth == 0:
-                break
-            k += 1
+        k = _closing_paren(code, open_, item.end)
         if k >= item.end:
             raise Refused("a use of %s whose arguments do not close" % name)
         out.append((after + m.start(), _split_commas(code[open_ + 1:k], angles=False)))
