@@ -34,9 +34,9 @@ import re
 
 from .light_headers import _code_mask, tested_macros
 
-# Part of every split build's artifact key (the C++ side sends it): a change of the rules here,
-# of SHADOW_HEADER or of the stubs must change VERSION so old split artifacts are not reused.
-VERSION = 1
+# Every split build's artifact key holds a digest of this file and light_headers.py
+# (src/build/builder.cc, SplitRules): a change of the rules, of SHADOW_HEADER or of the stubs
+# is never handed an old split artifact.
 
 # What cuda.cu's `#include <torch/types.h>` reads in a split build: the headers a kernel may use
 # without including them because torch's headers bring them (c10/util/Half.h includes
@@ -125,20 +125,22 @@ def _items(code):
             i += 1
             continue
         if code[i] == "#":
-            j = i
-            while True:
-                k = code.find("\n", j)
-                k = n if k < 0 else k
-                if k > i and code[k - 1] == "\\" and k < n:
-                    j = k + 1
-                    continue
-                break
+            k = _directive_end(code, i, n)
             items.append(Item(i, k, "directive"))
             i = k
             continue
         items.append(_declaration(code, i))
         i = items[-1].end
     return items
+
+
+def _directive_end(code, i, end):
+    """Where the directive line holding position `i` ends (the newline after its last
+    continuation line), or `end` when that comes first."""
+    k = code.find("\n", i, end)
+    while k > 0 and code[k - 1] == "\\":
+        k = code.find("\n", k + 1, end)
+    return end if k < 0 else k
 
 
 def _declaration(code, i):
@@ -148,11 +150,8 @@ def _declaration(code, i):
     braced = False
     while i < n:
         c = code[i]
-        if c == "#" and depth > 0 and _line_start(code, i):  # with its continuation lines
-            k = code.find("\n", i)
-            while 0 < k < n and code[k - 1] == "\\":
-                k = code.find("\n", k + 1)
-            i = n if k < 0 else k
+        if c == "#" and depth > 0 and _line_start(code, i):
+            i = _directive_end(code, i, n)
             continue
         if c == "#" and depth == 0 and _line_start(code, i):
             raise Refused("a directive inside a declaration at the top level")
@@ -606,11 +605,8 @@ def _local_macro(code, item, at):
     m = re.match(r"[ \t]*#[ \t]*define[ \t]+([A-Za-z_][A-Za-z0-9_]*)\(([^)]*)\)", code[start:at])
     if not m:
         return None
-    end = code.find("\n", at)
-    while end >= 0 and end < item.end and code[end - 1] == "\\":
-        end = code.find("\n", end + 1)
     params = [p.strip() for p in m.group(2).split(",") if p.strip()]
-    return m.group(1), params, item.end if end < 0 or end > item.end else end
+    return m.group(1), params, _directive_end(code, at, item.end)
 
 
 def _macro_uses(code, item, name, after):

@@ -208,17 +208,13 @@ std::optional<execute::ExecResult> Evaluator::Impl::Reverify(
     case Reverified::kSlowerCounts: {
       const auto& s2 = again.timing->summary;
       v.candidate_ms = TimingSummary{s2.median_ms, s2.p10_ms, s2.p90_ms, s2.n};
-      for (auto& st : v.stages) {  // the distribution of the run that counts
+      // Its speedups are its own candidate against its own interleaved reference, and both
+      // stages describe the run that counts: the first run's reference beside the second run's
+      // candidate would be two measurements under different loads read as one.
+      if (again.baselines) UseBaselines(*again.baselines, &v);
+      for (auto& st : v.stages) {
         if (st.name == "timing") st.detail = TimingFacts(again);
-      }
-      // Its speedups are its own candidate against its own interleaved reference, and the
-      // baselines stage says so: the first run's reference beside the second run's candidate
-      // would be two measurements under different loads read as one.
-      if (again.baselines) {
-        UseBaselines(*again.baselines, &v);
-        for (auto& st : v.stages) {
-          if (st.name == "baselines") st.detail = BaselineFacts(*again.baselines);
-        }
+        if (st.name == "baselines" && again.baselines) st.detail = BaselineFacts(*again.baselines);
       }
       return again;
     }
