@@ -7,6 +7,7 @@ a compiler crash or hang takes only that child; the C++ supervisor owns the time
 """
 import copy
 import importlib.util
+import inspect
 import json
 import os
 import select
@@ -19,7 +20,7 @@ import sysconfig
 import tempfile
 import traceback
 
-from . import light_headers, pch, protocol, sandbox, split_build, toolchain
+from . import bindings, light_headers, pch, protocol, sandbox, split_build, toolchain
 from .channel import Channel
 
 BUILD_FILE_BYTES = 1024 * sandbox.MIB
@@ -78,14 +79,18 @@ def hello(msg):
     return {"ok": True, "protocol": protocol.VERSION, "fingerprint": fp}
 
 
-def _source_layout(build_dir, spec):
-    """Where each source string starts (1-based line) in the files torch generated."""
+def _source_layout(build_dir, spec, texts=None):
+    """Where each source string starts (1-based line) in the files torch generated (or in
+    `texts`, file name to text, where given)."""
     layout = {}
     for fname, key in (("main.cpp", "cpp_sources"), ("cuda.cu", "cuda_sources")):
         path = os.path.join(build_dir, fname)
         try:
-            with open(path) as f:
-                text = f.read()
+            if texts and fname in texts:
+                text = texts[fname]
+            else:
+                with open(path) as f:
+                    text = f.read()
         except OSError:
             continue
         starts, pos = [], 0
@@ -109,6 +114,7 @@ def _child_build(msg):
     os.dup2(log, 1)
     os.dup2(log, 2)
     result = {"ok": False}
+    facts = {}  # what a cached-bindings build did (_with_cached_bindings)
     # Confined before the compiler sees any candidate source: only the build folder and a
     # private temp folder are writable, no network.
     sandbox.private_temp(msg["tmp"])
@@ -139,21 +145,78 @@ def _child_build(msg):
                 kwargs.pop("cuda_sources", None)
             if "cpp_sources" not in kwargs:
                 kwargs["cpp_sources"] = []
-            mod = _ce.load_inline(name=spec["name"], build_directory=out_dir, verbose=False,
-                                  **kwargs)
+            if msg.get("cached_bindings"):
+                mod = _with_cached_bindings(msg, kwargs, facts)
+            else:
+                mod = _ce.load_inline(name=spec["name"], build_directory=out_dir, verbose=False,
+                                      **kwargs)
         result = {"ok": True, "so_file": os.path.basename(mod.__file__),
                   "module_name": mod.__name__}
     except BaseException as e:  # the candidate's error or the machine's: the C++ side decides
         result = {"ok": False, "message": str(e)[-60000:],
                   "exception": type(e).__name__,
                   "traceback": traceback.format_exc()[-4000:]}
+    texts = facts.pop("_texts", None)
+    result.update(facts)
     if msg["op"] == "build":
-        result["layout"] = _source_layout(out_dir, msg["spec"])
+        result["layout"] = _source_layout(out_dir, msg["spec"], texts)
     result["sandbox"] = state
     with open(os.path.join(out_dir, "result.json"), "w") as f:
         json.dump(result, f)
     sys.stdout.flush()
     os._exit(0 if result["ok"] else 1)
+
+
+def _with_cached_bindings(msg, kwargs, facts):
+    """load_inline's build with main.cpp in two units, the bindings' object taken from the
+    build cache when it holds one for them (bindings.py); load_inline's own when the plan
+    refuses. In the build's child; `facts` gets what was done."""
+    spec, out_dir = msg["spec"], msg["dir"]
+    captured = {}
+    real_jit = _ce._jit_compile
+
+    def capture(*args, **kw):
+        captured.update(inspect.signature(real_jit).bind(*args, **kw).arguments)
+    _ce._jit_compile = capture
+    try:  # writes main.cpp (and cuda.cu) as load_inline does, compiles nothing
+        _ce.load_inline(name=spec["name"], build_directory=out_dir, verbose=False, **kwargs)
+    finally:
+        _ce._jit_compile = real_jit
+    main_path = captured["sources"][0]
+    with open(main_path) as f:
+        main_text = f.read()
+    facts["_texts"] = {"main.cpp": main_text}
+    state, host, detail = bindings.plan(main_text, spec.get("functions"),
+                                        spec.get("with_pytorch_error_handling", True),
+                                        msg.get("dropped_macros") or ())
+    if state != "split":
+        facts.update(bindings="refused", bindings_why=detail)
+        return real_jit(**captured)
+    key = bindings.key(detail, spec["name"], spec, msg.get("bindings_toolchain"))
+    entry = os.path.join(msg.get("bindings_dir") or "", key)
+    cached = bool(msg.get("bindings_dir")) and os.path.isfile(os.path.join(entry, "bindings.o"))
+    with open(main_path, "w") as f:
+        f.write(host)
+    args = dict(captured)
+    if cached:
+        args["extra_ldflags"] = list(args.get("extra_ldflags") or []) + [
+            os.path.join(entry, "bindings.o")]
+    else:
+        path = os.path.join(out_dir, bindings.BINDINGS_FILE)
+        with open(path, "w") as f:
+            f.write(detail)
+        args["sources"] = list(args["sources"]) + [path]
+    facts.update(bindings="cached" if cached else "built", bindings_key=key)
+    mod = real_jit(**args)
+    if cached:  # linked with an object compiled with other flags: not the build asked for
+        try:
+            with open(os.path.join(entry, "meta.json")) as f:
+                want = json.load(f).get("flags")
+        except (OSError, ValueError):
+            want = None
+        if want != bindings.ninja_flags(out_dir):
+            raise RuntimeError("kforge: the cached bindings %s were compiled with other flags" % key)
+    return mod
 
 
 def _wait(chan, pid, tick=None):
@@ -213,7 +276,7 @@ def _split_or_usual(chan, msg):
             f.write(split_build.SHADOW_HEADER)
         split_spec["extra_cuda_cflags"] = ["-I" + shadow] + list(
             split_spec.get("extra_cuda_cflags") or [])
-        split = _attempt(chan, dict(msg, spec=split_spec), facts=False)
+        split = _attempt_bindings(chan, dict(msg, spec=split_spec), facts=False)
         undefined = _undefined_stubs(msg["dir"], split) if split.get("ok") else []
         if undefined:  # torch links without --no-undefined: the import would fail, not the build
             split = dict(split, ok=False, message="error: the split build left launch stubs "
@@ -268,13 +331,13 @@ def _nvcc_defines():
 def _usual(chan, msg):
     """The build as load_inline makes it, with light headers first when asked."""
     if msg["op"] != "build" or not msg.get("light_headers"):
-        return _attempt(chan, msg)
+        return _attempt_bindings(chan, msg)
     # Light headers (light_headers.py): first the CUDA sources without torch/extension.h, then,
     # on any failure, again exactly as written. Each attempt runs in its own forked child, as
     # one build would: torch names the module by the name alone only in a fresh process.
     state, light_spec, why = light_headers.plan(msg["spec"], lambda: _dropped_macros(msg))
     if state == "rewrite":
-        light = _attempt(chan, dict(msg, spec=light_spec), facts=False)
+        light = _attempt_bindings(chan, dict(msg, spec=light_spec), facts=False)
         light_cpu_s = light["cpu_s"]
         if light.get("ok"):
             light.update(light_headers="used", light_headers_cpu_s=light_cpu_s)
@@ -283,12 +346,12 @@ def _usual(chan, msg):
             return light
         why = "the light build failed: " + _first_error(light.get("message", ""))
         _keep_log(msg["dir"])
-        result = _attempt(chan, msg)
+        result = _attempt_bindings(chan, msg)
         result["cpu_s"] += light_cpu_s
         result["light_headers_cpu_s"] = light_cpu_s
         state = "fell_back"
     else:
-        result = _attempt(chan, msg)
+        result = _attempt_bindings(chan, msg)
         state = "fell_back" if state == "as_written" else "unchanged"
     result.update(light_headers=state, light_headers_why=why)
     return result
@@ -334,6 +397,85 @@ def _keep_log(build_dir, name="light-attempt.log"):
             os.unlink(path)
     with open(os.path.join(build_dir, name), "w") as f:
         f.write(text)
+
+
+def _attempt_bindings(chan, msg, facts=True):
+    """_attempt, with cached bindings (bindings.py) when asked: a split that fails to build is
+    built again as load_inline would (its log kept as bindings-attempt.log); a bindings' object
+    compiled for the first time is kept in the build cache for the next candidate."""
+    if msg["op"] != "build" or not msg.get("cached_bindings") or not msg.get("bindings_dir"):
+        return _attempt(chan, dict(msg, cached_bindings=False), facts)
+    msg = dict(msg, dropped_macros=sorted(_dropped_macros(msg)),
+               bindings_toolchain=_bindings_toolchain())
+    result = _attempt(chan, msg, facts=False)
+    state = result.get("bindings")
+    if result.get("ok"):
+        if state == "built":
+            _keep_bindings(msg["dir"], msg["bindings_dir"], result["bindings_key"])
+        result["bindings_cpu_s"] = result["cpu_s"]
+        return result
+    if state not in ("built", "cached") or result.get("infra"):
+        if facts and not result.get("infra"):  # refused: this was load_inline's own build
+            result["toolchain"] = toolchain.facts(msg.get("probe"), _uses_cuda(msg), _ce)
+        return result
+    if state == "cached":  # it may be the object that failed: the next build compiles it again
+        shutil.rmtree(os.path.join(msg["bindings_dir"], result["bindings_key"]), ignore_errors=True)
+    why = "the cached-bindings build failed: " + _first_error(result.get("message", ""))
+    _keep_log(msg["dir"], "bindings-attempt.log")
+    again = _attempt(chan, dict(msg, cached_bindings=False), facts)
+    again["cpu_s"] += result["cpu_s"]
+    again.update(bindings="fell_back", bindings_why=why, bindings_cpu_s=result["cpu_s"])
+    return again
+
+
+MAX_BINDINGS = 256  # kept bindings' objects (a few MB each); the oldest go first
+
+
+def _keep_bindings(build_dir, root, key):
+    """Publishes the bindings' object a build compiled (outside the candidate's sandbox, with
+    the flags torch's builder used) under `root`/`key`, in one rename."""
+    obj = os.path.join(build_dir, bindings.BINDINGS_FILE[:-4] + ".o")
+    flags = bindings.ninja_flags(build_dir)
+    if not os.path.isfile(obj) or flags is None:
+        return
+    try:
+        os.makedirs(root, exist_ok=True)
+        entries = sorted((os.path.getmtime(os.path.join(root, e)), e) for e in os.listdir(root)
+                         if not e.endswith(".tmp"))
+        for _, old in entries[:max(0, len(entries) - MAX_BINDINGS + 1)]:
+            shutil.rmtree(os.path.join(root, old), ignore_errors=True)
+        tmp = os.path.join(root, "%s.%d.tmp" % (key, os.getpid()))
+        os.makedirs(tmp, exist_ok=True)
+        shutil.copyfile(obj, os.path.join(tmp, "bindings.o"))
+        with open(os.path.join(tmp, "meta.json"), "w") as f:
+            json.dump({"flags": flags}, f)
+        try:
+            os.rename(tmp, os.path.join(root, key))
+        except OSError:  # another build kept the same bindings first
+            shutil.rmtree(tmp, ignore_errors=True)
+    except OSError:
+        pass
+
+
+_toolchain_facts = None
+
+
+def _bindings_toolchain():
+    """What a bindings' object depends on besides its text and flags: the real compiler, torch
+    (version and headers) and Python."""
+    global _toolchain_facts
+    if _toolchain_facts is None:
+        def stat(p):
+            try:
+                st = os.stat(p)
+                return [os.path.realpath(p), st.st_size, st.st_mtime_ns]
+            except OSError:
+                return None
+        cxx = pch.real_cxx()
+        header = os.path.join(_ce.include_paths()[0], "torch", "extension.h")
+        _toolchain_facts = {"cxx": stat(shutil.which(cxx) or cxx), "extension_h": stat(header),
+                            "torch": _torch_version_info(), "python": sys.version}
+    return _toolchain_facts
 
 
 def _attempt(chan, msg, facts=True):

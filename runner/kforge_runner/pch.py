@@ -62,11 +62,29 @@ def _compile_of_main(args):
         else:
             sources.append(a)
         i += 1
-    if len(sources) != 1 or os.path.basename(sources[0]) != "main.cpp":
+    if len(sources) != 1 or os.path.basename(sources[0]) not in _UNITS:
         return None
     if any(f in ("-x", "-include") for f in flags):
         return None  # the include would not be the file's first token any more
     return flags
+
+
+# The files whose first line is load_inline's `#include <torch/extension.h>`: main.cpp, and a
+# cached-bindings build's bindings (bindings.py).
+_UNITS = ("main.cpp", "kforge_bindings.cpp")
+
+
+def _unit_source(args):
+    """The main.cpp or bindings' file a compile command line names."""
+    return next((a for a in args if os.path.basename(a) in _UNITS), "")
+
+
+def _starts_with_extension(path):
+    try:
+        with open(path, errors="replace") as f:
+            return f.readline().strip() == "#include <torch/extension.h>"
+    except OSError:
+        return False
 
 
 def _torch_header(flags):
@@ -95,6 +113,9 @@ def cxx(argv):
     real = os.environ.get("KFORGE_REAL_CXX", "c++")
     root = os.environ.get("KFORGE_PCH_DIR", "")
     flags = _compile_of_main(argv) if root else None
+    # A cached-bindings build's main.cpp reads torch/types.h instead (bindings.py): no PCH.
+    if flags is not None and not _starts_with_extension(_unit_source(argv)):
+        flags = None
     header = _torch_header(flags) if flags is not None else None
     if header:
         try:

@@ -54,6 +54,13 @@ struct BuildOptions {
   // stubs; a candidate the split cannot be sure of, or whose split build fails, is built the
   // usual way (runner/kforge_runner/split_build.py). Such builds get keys of their own.
   bool split_build = false;
+  // Cached bindings: compile load_inline's main.cpp as two units, the candidate's code against
+  // torch/types.h and the PYBIND11_MODULE (with a declaration of each bound function) against
+  // torch/extension.h, and keep the bindings' object in build_cache/bindings/ for every later
+  // candidate that binds the same functions with the same signatures; a candidate the split
+  // cannot read, or whose split fails to build, is built as load_inline would
+  // (runner/kforge_runner/bindings.py). Such builds get keys of their own.
+  bool cached_bindings = false;
   // nvcc on a loaded machine can take minutes for one translation unit; a build past this is
   // killed and reported as a compile error (a template explosion is the candidate's fault).
   std::chrono::milliseconds timeout{std::chrono::minutes(10)};
@@ -99,6 +106,11 @@ struct Artifact {
   // what), or "" (not asked for). Read from the artifact on a cache hit too.
   std::string split_build;
   std::string split_build_why;
+  // What cached bindings did (BuildOptions::cached_bindings): "cached" (the bindings' object
+  // came from the build cache), "built" (compiled here and kept), "fell_back" (the split's
+  // build failed: built as load_inline would), "refused" (why says what), or "" (not asked).
+  std::string bindings;
+  std::string bindings_why;
 };
 
 class Builder {
@@ -131,9 +143,11 @@ bool LightHeadersMayApply(const ExtensionSpec& spec);
 // runner's rewrite rules; "" when light headers are off). Off, or with nothing to rewrite,
 // the input is exactly that of a plain build, so plain artifacts stay valid and are shared.
 // For a split build that may apply (SplitBuildMayApply), `split_rules` (a digest of the
-// runner's split rules; "" when split builds are off) too.
+// runner's split rules; "" when split builds are off) too; and for cached bindings that may
+// apply (the call binds functions), `bindings_rules` ("" when off).
 nlohmann::json LoadInlineKeyInput(const ExtensionSpec& spec, const std::string& light_rules,
-                                  const std::string& split_rules = "");
+                                  const std::string& split_rules = "",
+                                  const std::string& bindings_rules = "");
 // Whether a split build could apply to `spec`: its CUDA sources launch a kernel (`<<<`). A
 // cheap superset of what the runner splits.
 bool SplitBuildMayApply(const ExtensionSpec& spec);

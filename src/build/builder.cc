@@ -85,6 +85,8 @@ Artifact ArtifactFromResult(const std::string& key, const fs::path& dir, const n
   a.light_headers_why = r.value("light_headers_why", "");
   a.split_build = r.value("split_build", "");
   a.split_build_why = r.value("split_build_why", "");
+  a.bindings = r.value("bindings", "");
+  if (r.contains("bindings_why") && r["bindings_why"].is_string()) a.bindings_why = r["bindings_why"];
   return a;
 }
 
@@ -243,6 +245,26 @@ class Builder::Impl {
     return split_rules_;
   }
 
+  // A digest of the runner's cached-bindings rules (bindings.py and the light-headers file it
+  // reads sources with), read once. "" when cached bindings are off.
+  Result<std::string> BindingsRules() {
+    if (!opt_.cached_bindings) return std::string();
+    std::lock_guard<std::mutex> lock(fp_mu_);
+    if (bindings_rules_.empty()) {
+      std::string all;
+      for (const char* name : {"bindings.py", "light_headers.py"}) {
+        const fs::path file = opt_.runner_dir / "kforge_runner" / name;
+        auto rules = ReadFile(file);
+        if (!rules.ok()) {
+          return Status::NotFound("kforge's cached-bindings rules are missing: " + file.string());
+        }
+        all += Sha256Hex(*rules);
+      }
+      bindings_rules_ = Sha256Hex(all);
+    }
+    return bindings_rules_;
+  }
+
   // The artifact key's input for a load_inline call (LoadInlineKeyInput with these rules).
   Result<nlohmann::json> KeyInput(const ExtensionSpec& spec);
 
@@ -276,6 +298,7 @@ class Builder::Impl {
     ctx.pch_dir = opt_.pch ? (BuildCache() / "pch").string() : "";
     // The macros only torch/extension.h defines are listed once per toolchain, here.
     ctx.light_dir = (BuildCache() / "light").string();
+    if (request.contains("cached_bindings")) ctx.bindings_dir = (BuildCache() / "bindings").string();
     // The probe: what a failed build's worker looks for, so the failure can be told apart
     // from the candidate's own (environment.h).
     ctx.backend = opt_.backend;
@@ -369,6 +392,7 @@ class Builder::Impl {
   std::optional<nlohmann::json> fingerprint_;  // GUARDED_BY(fp_mu_)
   std::string light_rules_;                    // GUARDED_BY(fp_mu_)
   std::string split_rules_;  // SplitRules(), once read
+  std::string bindings_rules_;  // BindingsRules(), once read
 };
 
 Builder::Builder(BuildOptions opt) : impl_(std::make_unique<Impl>(std::move(opt))) {}
@@ -391,10 +415,13 @@ bool SplitBuildMayApply(const ExtensionSpec& spec) {
 }
 
 nlohmann::json LoadInlineKeyInput(const ExtensionSpec& spec, const std::string& light_rules,
-                                  const std::string& split_rules) {
+                                  const std::string& split_rules,
+                                  const std::string& bindings_rules) {
   nlohmann::json what = {{"load_inline", CanonicalJson(spec)}};
   if (!light_rules.empty() && LightHeadersMayApply(spec)) what["light_headers"] = light_rules;
   if (!split_rules.empty() && SplitBuildMayApply(spec)) what["split_build"] = split_rules;
+  // Only a call that binds functions has load_inline's PYBIND11_MODULE to split off.
+  if (!bindings_rules.empty() && !spec.functions.is_null()) what["cached_bindings"] = bindings_rules;
   return what;
 }
 
@@ -408,7 +435,9 @@ Result<nlohmann::json> Builder::Impl::KeyInput(const ExtensionSpec& spec) {
   if (!rules.ok()) return rules.status();
   auto split = SplitRules();
   if (!split.ok()) return split.status();
-  return LoadInlineKeyInput(spec, *rules, *split);
+  auto bindings = BindingsRules();
+  if (!bindings.ok()) return bindings.status();
+  return LoadInlineKeyInput(spec, *rules, *split, *bindings);
 }
 
 Result<std::string> Builder::Key(const ExtensionSpec& spec) {
@@ -428,7 +457,8 @@ Result<Artifact> Builder::Build(const ExtensionSpec& spec) {
   // build, shared.
   return impl_->BuildKeyed(
       *key,
-      requests::Build(spec, what->contains("light_headers"), what->contains("split_build")),
+      requests::Build(spec, what->contains("light_headers"), what->contains("split_build"),
+                      what->contains("cached_bindings")),
       &spec, uses_cuda);
 }
 

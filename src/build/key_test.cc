@@ -65,5 +65,19 @@ TEST(ArtifactKey, SplitBuildsOfALaunchingCallGetKeysOfTheirOwn) {
   EXPECT_EQ(LoadInlineKeyInput(none, "rules-v1", "split-v1"), LoadInlineKeyInput(none, "rules-v1"));
 }
 
+TEST(ArtifactKey, CachedBindingsOfACallThatBindsFunctionsGetKeysOfTheirOwn) {
+  ExtensionSpec s = CudaSpec();
+  s.cuda_sources.clear();
+  const std::string plain = ArtifactKey(kToolchain, LoadInlineKeyInput(s, "rules-v1"));
+  const std::string cached = ArtifactKey(kToolchain, LoadInlineKeyInput(s, "rules-v1", "", "b-v1"));
+  EXPECT_NE(plain, cached);
+  EXPECT_NE(cached, ArtifactKey(kToolchain, LoadInlineKeyInput(s, "rules-v1", "", "b-v2")));
+  // Off, or nothing bound (the candidate writes its own PYBIND11_MODULE): the plain key.
+  EXPECT_EQ(LoadInlineKeyInput(s, "rules-v1", "", ""), LoadInlineKeyInput(s, "rules-v1"));
+  ExtensionSpec own = s;
+  own.functions = nullptr;
+  EXPECT_EQ(LoadInlineKeyInput(own, "rules-v1", "", "b-v1"), LoadInlineKeyInput(own, "rules-v1"));
+}
+
 }  // namespace
 }  // namespace kf::build

@@ -13,10 +13,11 @@ json Hello(const std::string& backend) {
           {"protocol", protocol::Embedded().version()}};
 }
 
-json Build(const ExtensionSpec& spec, bool light_headers, bool split_build) {
+json Build(const ExtensionSpec& spec, bool light_headers, bool split_build, bool cached_bindings) {
   json request = {{"op", "build"}, {"spec", CanonicalJson(spec)}};
   if (light_headers) request["light_headers"] = true;
   if (split_build) request["split_build"] = true;
+  if (cached_bindings) request["cached_bindings"] = true;
   return request;
 }
 
@@ -36,6 +37,7 @@ void AddContext(const Context& c, json* request) {
   if (!c.arch.empty()) r["arch"] = c.arch;
   r["pch_dir"] = c.pch_dir;
   r["light_dir"] = c.light_dir;
+  if (!c.bindings_dir.empty() && r.value("op", "") == "build") r["bindings_dir"] = c.bindings_dir;
   r["probe"] = ToolchainProbe(c.backend);
   if (r.value("op", "") == "build") r["pch_make"] = c.pch_make;
 }

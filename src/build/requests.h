@@ -15,7 +15,10 @@ namespace kf::build::requests {
 nlohmann::json Hello(const std::string& backend);
 // One load_inline call; `light_headers`: try it without torch/extension.h first.
 // `split_build`: try a split build first (runner/kforge_runner/split_build.py).
-nlohmann::json Build(const ExtensionSpec& spec, bool light_headers, bool split_build = false);
+// `cached_bindings`: main.cpp in two units, the bindings' from the build cache
+// (runner/kforge_runner/bindings.py).
+nlohmann::json Build(const ExtensionSpec& spec, bool light_headers, bool split_build = false,
+                     bool cached_bindings = false);
 // kforge's timing helper, runner/native/kforge_native.cpp.
 nlohmann::json BuildNative(const std::filesystem::path& source, bool cuda);
 
@@ -28,6 +31,7 @@ struct Context {
   std::string arch;
   std::string pch_dir;  // empty: no PCH
   std::string light_dir;
+  std::string bindings_dir;  // empty: no cached bindings
   std::string backend;
   bool pch_make = false;
 };

@@ -31,6 +31,7 @@ eval::EvalOptions ToEvalOptions(const EvalFlags& f) {
   opt.build_workers = f.build_workers > 0 ? f.build_workers : Cores();
   opt.light_headers = f.light_headers;
   opt.split_build = f.split_build;
+  opt.cached_bindings = f.cached_bindings;
   opt.baselines = !f.no_baselines;
   opt.reward.significance = !f.no_significance;
   opt.exec.trials = f.trials;
@@ -77,6 +78,11 @@ void AddEvalFlags(CLI::App* app, EvalFlags* f, Lanes lanes) {
                 "against the precompiled header, kernel launches through generated stubs; any "
                 "candidate the split cannot be sure of, or whose split build fails, is built the "
                 "usual way (opt-in while it is checked on a GPU; verdicts kept apart)");
+  app->add_flag("--cached-bindings", f->cached_bindings,
+                "compile a load_inline main.cpp's PYBIND11_MODULE apart from the candidate's "
+                "code and link its kept object into every later candidate that binds the same "
+                "functions, with the same signatures, under the same extension name; any other "
+                "candidate, or one whose split fails, is built as load_inline writes it");
   if (lanes == Lanes::kOne) {
     app->add_option("--device", f->device, "GPU index (default 0)")
         ->check(CLI::NonNegativeNumber);

@@ -103,6 +103,24 @@ struct SplitBuildTally {
   }
 };
 
+// What cached bindings did over a candidate's compiled builds (build::Artifact::bindings): how
+// many linked a kept bindings' object, compiled one, fell back or were refused, and the first
+// reason a build did not use them.
+struct BindingsTally {
+  int cached = 0, built = 0, fell_back = 0, refused = 0;
+  std::string why;
+
+  void Add(const build::Artifact& a) {
+    if (a.cache_hit || a.bindings.empty()) return;
+    if (a.bindings == "cached") ++cached;
+    if (a.bindings == "built") ++built;
+    if (a.bindings == "fell_back") ++fell_back;
+    if (a.bindings == "refused") ++refused;
+    if (why.empty()) why = a.bindings_why;
+  }
+  bool Any() const { return cached + built + fell_back + refused > 0; }
+};
+
 }  // namespace
 
 std::optional<VerdictStatus> Evaluator::Impl::BuildStatic(Prepared& p) {
@@ -122,6 +140,7 @@ std::optional<VerdictStatus> Evaluator::Impl::BuildStatic(Prepared& p) {
   int with_pch = 0;
   LightHeadersTally light;
   SplitBuildTally split;
+  BindingsTally bindings;
   bool build_ok = true;
   std::optional<Status> build_infra;
   std::optional<build::EnvironmentFault> environment;
@@ -143,6 +162,7 @@ std::optional<VerdictStatus> Evaluator::Impl::BuildStatic(Prepared& p) {
     with_pch += !a->cache_hit && a->pch == "used" ? 1 : 0;
     light.Add(*a);
     split.Add(*a);
+    bindings.Add(*a);
     if (!a->ok) {
       build_ok = false;
       for (auto& d : BuildDiagnostics(*a, call.spec, &call, text)) v.diagnostics.push_back(d);
@@ -174,6 +194,12 @@ std::optional<VerdictStatus> Evaluator::Impl::BuildStatic(Prepared& p) {
     detail["split_build"] = split.State();
     detail["compiled_split"] = split.compiled_used;
     if (!split.why.empty()) detail["split_build_why"] = split.why;
+  }
+  if (bindings.Any()) {  // only where something was compiled with cached bindings asked for
+    auto& detail = v.stages.back().detail;
+    detail["bindings"] = {{"cached", bindings.cached}, {"built", bindings.built},
+                          {"fell_back", bindings.fell_back}, {"refused", bindings.refused}};
+    if (!bindings.why.empty()) detail["bindings_why"] = bindings.why;
   }
   return decided;
 }

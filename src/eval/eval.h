@@ -50,6 +50,11 @@ struct EvalOptions {
   // Split builds (build::BuildOptions::split_build): opt-in until a GPU machine shows the same
   // SASS and verdicts; while opt-in, part of the verdict settings (verdicts kept apart).
   bool split_build = false;
+  // Cached bindings (build::BuildOptions::cached_bindings): opt-in. They save a compile only
+  // where candidates bind the same functions under the same extension name (an RL group's
+  // samples), and cost one where they do not (PERFORMANCE.md, "Cached bindings"). The same
+  // code in two units: not a verdict setting, as light headers are not.
+  bool cached_bindings = false;
   bool baselines = true;                  // time eager and torch.compile references
   // The candidate is the problem's own reference (`kforge feasibility`): trusted code that
   // builds no kernel, so neither a load_inline call nor the static rules are asked of it

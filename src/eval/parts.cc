@@ -97,6 +97,7 @@ build::BuildOptions BuilderOptions(const EvalOptions& opt) {
   bo.pch = opt.pch && !(no_pch && *no_pch && std::string(no_pch) != "0");
   bo.light_headers = opt.light_headers;
   bo.split_build = opt.split_build;
+  bo.cached_bindings = opt.cached_bindings;
   return bo;
 }
 
