@@ -23,7 +23,7 @@ struct SynthFlags {
   std::string out, against, calibration, calibrate, backend, python;
   double max_mib = 512, stop_ms = 30;
   int draws = 3;
-  bool no_validate = false, force = false, list_ops = false;
+  bool no_validate = false, force = false, list_ops = false, resume = false;
 };
 
 // Debian's CPU torch has no fp16 kernels for most ops: fp16 problems validate on CUDA.
@@ -93,6 +93,29 @@ int RunCalibrate(const SynthFlags& f, const std::string& backend) {
   // What is measured so far, after every chunk of probes: a run cut short (a time limit, a
   // crash) leaves FILE.partial, never a FILE that looks whole.
   const fs::path partial = f.calibrate + ".partial";
+  if (f.resume) {  // the curves a cut-off run kept, if it ran on this device
+    std::error_code exists_ec;
+    if (!fs::exists(partial, exists_ec)) {
+      std::cerr << "kforge synth --calibrate: no " << partial.string()
+                << " to resume; timing every probe\n";
+    } else {
+      auto before = synth::LoadCalibration(partial);
+      if (!before.ok()) {
+        std::cerr << "kforge synth --calibrate: cannot resume from " << partial.string() << ": "
+                  << before.status().message() << "\n";
+        return kExitUsage;
+      }
+      if (before->backend != backend || before->device != device) {
+        std::cerr << "kforge synth --calibrate: " << partial.string() << " was measured on "
+                  << before->device << " (" << before->backend << "), not on " << device << " ("
+                  << backend << "); remove it, or calibrate without --resume\n";
+        return kExitUsage;
+      }
+      c.done = before->ops;
+      std::cerr << "kforge synth --calibrate: resuming with the " << c.done.size()
+                << " curves of " << partial.string() << "\n";
+    }
+  }
   const auto t0 = std::chrono::steady_clock::now();
   c.progress = [&](const synth::Calibration& so_far, size_t done, size_t total) {
     synth::Calibration cal = so_far;
@@ -225,6 +248,9 @@ Command SynthCommand() {
                         "cost-model file (default runner/calibration/<backend>.json)");
         app->add_option("--calibrate", f->calibrate, "measure the cost model into FILE, exit");
         app->add_option("--stop-ms", f->stop_ms, "calibration: largest probe time");
+        app->add_flag("--resume", f->resume,
+                      "calibration: keep the curves of FILE.partial (a run cut off on this "
+                      "device) and time only the probes it lacks");
         app->add_option("--backend", f->backend, "cuda or cpu")
             ->check(CLI::IsMember({"cuda", "cpu"}));
         app->add_option("--python", f->python, "Python interpreter with PyTorch");

@@ -197,6 +197,7 @@ Result<Calibration> Calibrate(const CalibrateOptions& opt, Checker& checker) {
     if (spec == nullptr) return Status::Invalid("unknown op " + op);
     for (DType dt : dtypes) {
       if (!(spec->dtypes & DTypeBit(dt))) continue;  // never drawn in this dtype
+      if (opt.done.count(CurveKey(op, dt))) continue;  // measured before: kept below
       auto p = MakeProbe(op, dt, opt.max_bytes);
       if (!p.ok()) {
         return Status::Invalid("calibration probe for " + CurveKey(op, dt) + ": " +
@@ -212,6 +213,12 @@ Result<Calibration> Calibrate(const CalibrateOptions& opt, Checker& checker) {
     }
   }
   Calibration cal;
+  for (const auto& op : ops) {  // the earlier run's curves of the ops asked for
+    for (DType dt : dtypes) {
+      auto it = opt.done.find(CurveKey(op, dt));
+      if (it != opt.done.end()) cal.ops[it->first] = it->second;
+    }
+  }
   const size_t chunk = static_cast<size_t>(std::max(1, opt.chunk));
   for (size_t from = 0; from < probes.size(); from += chunk) {
     const size_t to = std::min(probes.size(), from + chunk);

@@ -90,6 +90,9 @@ struct CalibrateOptions {
   double max_bytes = 1ull << 30;
   std::filesystem::path work_dir;  // probe problems are written here
   int chunk = 16;                  // probes timed per runner start
+  // Curves measured before (`--resume`: a cut-off run's FILE.partial), by curve key: their
+  // probes are not timed again and the curves are kept as they are.
+  std::map<std::string, OpCurve> done;
   // After each chunk: the curves so far (fallbacks set), probes done, probes in all. A run cut
   // short keeps what it measured.
   std::function<void(const Calibration&, size_t, size_t)> progress;

@@ -302,6 +302,40 @@ TEST(Calibrate, ChunksReportTheCurvesSoFarAndEndAsOneRun) {
   fs::remove_all(o.work_dir);
 }
 
+TEST(Calibrate, AResumedRunTimesOnlyTheProbesTheEarlierOneLacked) {
+  struct CountingTimer : LinearTimer {
+    std::vector<std::string> timed;
+    Result<std::vector<std::vector<double>>> Time(const std::vector<fs::path>& files,
+                                                  double stop_ms) override {
+      for (const auto& f : files) timed.push_back(f.filename().string());
+      return LinearTimer::Time(files, stop_ms);
+    }
+  };
+  CountingTimer timer;
+  CalibrateOptions o;
+  o.ops = {"relu", "linear", "conv2d"};
+  o.work_dir = fs::temp_directory_path() / ("kforge-cal-resume-" + std::to_string(getpid()));
+  OpCurve earlier;
+  earlier.points = {{1, 7}, {2, 9}};  // not what LinearTimer would measure: kept, not redone
+  o.done = {{"linear", earlier}, {"softmax", earlier}};  // softmax was not asked for this time
+  auto cal = Calibrate(o, timer);
+  ASSERT_TRUE(cal.ok()) << cal.status().message();
+  EXPECT_EQ(timer.timed, (std::vector<std::string>{"probe_relu.py", "probe_conv2d.py"}));
+  std::set<std::string> keys;
+  for (const auto& [k, c] : cal->ops) keys.insert(k);
+  EXPECT_EQ(keys, (std::set<std::string>{"relu", "linear", "conv2d"}));
+  EXPECT_EQ(cal->ops.at("linear").points, earlier.points);
+  // Everything measured before: nothing is timed, and the curves are the run's.
+  CountingTimer idle;
+  o.done = cal->ops;
+  auto again = Calibrate(o, idle);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(idle.timed.empty());
+  EXPECT_EQ(again->ops.at("relu").points, cal->ops.at("relu").points);
+  EXPECT_EQ(again->fallback.points, cal->fallback.points);
+  fs::remove_all(o.work_dir);
+}
+
 TEST(Calibrate, ACurvePerDtypeAndPredictionsUseIt) {
   LinearTimer timer;
   CalibrateOptions o;

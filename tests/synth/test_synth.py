@@ -149,6 +149,38 @@ class SynthTest(unittest.TestCase):
         self.assertLess(drop[0]["nearest"]["source"]["distance"], 0.1)
         self.assertIn("contaminated", r.stdout)
 
+    def test_a_cut_off_calibration_resumes_on_the_same_device_only(self):
+        cal = self.path("cal.json")
+        args = [KFORGE, "synth", "--calibrate", cal, "--backend", "cpu", "--python",
+                "/usr/bin/python3", "--dtypes", "fp32", "--stop-ms", "0.5"]
+        r = subprocess.run(args + ["--ops", "relu"], capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        with open(cal) as f:
+            first = json.load(f)
+        # As a run cut off after relu would have left it, with a curve no timing gives.
+        first["ops"]["relu"] = [[1.0, 7.0], [2.0, 9.0]]
+        with open(cal + ".partial", "w") as f:
+            json.dump(first, f)
+        os.unlink(cal)
+        r = subprocess.run(args + ["--ops", "relu,tanh", "--resume"], capture_output=True,
+                           text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("resuming with the 1 curves of", r.stderr)
+        self.assertIn("1 of 1 probes timed", r.stderr)  # tanh alone
+        with open(cal) as f:
+            done = json.load(f)
+        self.assertEqual(done["ops"]["relu"], [[1.0, 7.0], [2.0, 9.0]])
+        self.assertIn("tanh", done["ops"])
+        self.assertFalse(os.path.exists(cal + ".partial"))
+        # Another device's curves are never mixed in.
+        first["device"] = "another machine"
+        with open(cal + ".partial", "w") as f:
+            json.dump(first, f)
+        r = subprocess.run(args + ["--ops", "relu", "--resume"], capture_output=True, text=True,
+                           timeout=300)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn("was measured on another machine (cpu)", r.stderr)
+
     def test_bad_input_is_a_usage_error(self):
         r = synth(self.path("x"), "--dtypes", "fp64")
         self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
