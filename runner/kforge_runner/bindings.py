@@ -108,6 +108,22 @@ def _plan(main_text, functions, with_error_handling, dropped_macros):
     if dropped:
         raise Refused("a conditional tests %s, which only torch/extension.h defines"
                       % sorted(dropped)[0])
+    # Scope is read from the braces outside the preprocessor's lines: a macro that opens or
+    # closes one (an `extern "C" {`, a namespace) would hide where a function really is. One
+    # whose braces balance (`do { ... } while (0)`) is harmless.
+    outside, directive, opened = [], False, 0
+    for line in code.split("\n"):
+        directive = directive or line.lstrip().startswith("#")
+        if directive:
+            opened += line.count("{") - line.count("}")
+            outside.append(" " * len(line))
+        else:
+            outside.append(line)
+        if not (directive and line.rstrip().endswith("\\")):
+            if opened:
+                raise Refused("a macro opens or closes a brace")
+            directive = False
+    code = "\n".join(outside)
     depth = _depths(code)
     declarations = [_declaration(code, depth, name) for name in names]
     usings = [m.group(0) for m in _USING.finditer(code) if depth[m.start()] == 0]

@@ -51,6 +51,11 @@ class PlanTest(unittest.TestCase):
                                'm.def("relu_forward", torch::wrap_pybind_function(relu_forward), '
                                '"relu_forward");\n}\n')
 
+    def test_a_macro_whose_braces_balance_does_not_stop_the_split(self):
+        cpp = ("#define CHECK(x) do { TORCH_CHECK((x).numel() > 0, \"empty\"); } while (0)\n"
+               "#define TWICE(x) \\\n  do { (x) = (x) * 2; } while (0)\n" + RELU)
+        self.assertEqual(self.plan(cpp)[0], "split")
+
     def test_defaults_are_left_out_and_a_prior_declaration_must_agree(self):
         cpp = ("#include <torch/extension.h>\nusing namespace torch;\n"
                "Tensor scale(const Tensor& x, double s = 2.0);\n"
@@ -76,6 +81,12 @@ class PlanTest(unittest.TestCase):
                 "the code names torch::nn, which torch/types.h does not bring",
             "namespace py = pybind11;\ntorch::Tensor relu_forward(torch::Tensor x) { return x; }":
                 "the code names pybind11, which torch/types.h does not bring",
+            "#define OPEN {\ntorch::Tensor relu_forward(torch::Tensor x) OPEN return x; }":
+                "a macro opens or closes a brace",
+            "#define BEGIN \\\n  namespace k {\ntorch::Tensor relu_forward(torch::Tensor x) { return x; }":
+                "a macro opens or closes a brace",
+            "#define CLOSE }\ntorch::Tensor relu_forward(torch::Tensor x) { return x; }":
+                "a macro opens or closes a brace",
             "auto relu_forward(torch::Tensor x) -> torch::Tensor { return x; }":
                 "relu_forward is declared with more than a signature",
         }
