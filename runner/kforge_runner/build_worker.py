@@ -465,12 +465,7 @@ def _bindings_toolchain():
     (version and headers) and Python."""
     global _toolchain_facts
     if _toolchain_facts is None:
-        def stat(p):
-            try:
-                st = os.stat(p)
-                return [os.path.realpath(p), st.st_size, st.st_mtime_ns]
-            except OSError:
-                return None
+        stat = light_headers.file_identity
         cxx = pch.real_cxx()
         header = os.path.join(_ce.include_paths()[0], "torch", "extension.h")
         _toolchain_facts = {"cxx": stat(shutil.which(cxx) or cxx), "extension_h": stat(header),

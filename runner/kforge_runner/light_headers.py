@@ -166,7 +166,7 @@ def dropped_macros(compiler, flags, cache_dir):
     include folders and defines torch's builder uses); cached in `cache_dir` per compiler and
     flags (a file lock: concurrent workers find them out once). None when either header does
     not preprocess."""
-    key = hashlib.sha256(json.dumps([_stat(compiler), flags, VERSION]).encode()).hexdigest()[:32]
+    key = hashlib.sha256(json.dumps([file_identity(compiler), flags, VERSION]).encode()).hexdigest()[:32]
     if not cache_dir:
         return _find_dropped(compiler, flags)
     path = os.path.join(cache_dir, "macros-%s.json" % key)
@@ -195,7 +195,9 @@ def _find_dropped(compiler, flags):
     return {k for k, v in full.items() if light.get(k) != v}
 
 
-def _stat(path):
+def file_identity(path):
+    """A file's real path, size and modification time (None when it cannot be read): what a
+    cache key holds for a compiler or a header, so an upgrade in place changes the key."""
     try:
         s = os.stat(path)
         return [os.path.realpath(path), s.st_size, s.st_mtime_ns]

@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <deque>
 #include <fstream>
+#include <initializer_list>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -229,40 +230,33 @@ class Builder::Impl {
   // reads sources with), read once. "" when split builds are off.
   Result<std::string> SplitRules() {
     if (!opt_.split_build) return std::string();
-    std::lock_guard<std::mutex> lock(fp_mu_);
-    if (split_rules_.empty()) {
-      std::string all;
-      for (const char* name : {"split_build.py", "light_headers.py"}) {
-        const fs::path file = opt_.runner_dir / "kforge_runner" / name;
-        auto rules = ReadFile(file);
-        if (!rules.ok()) {
-          return Status::NotFound("kforge's split-build rules are missing: " + file.string());
-        }
-        all += Sha256Hex(*rules);
-      }
-      split_rules_ = Sha256Hex(all);
-    }
-    return split_rules_;
+    return RulesDigest({"split_build.py", "light_headers.py"}, "split-build", &split_rules_);
   }
 
   // A digest of the runner's cached-bindings rules (bindings.py and the light-headers file it
   // reads sources with), read once. "" when cached bindings are off.
   Result<std::string> BindingsRules() {
     if (!opt_.cached_bindings) return std::string();
+    return RulesDigest({"bindings.py", "light_headers.py"}, "cached-bindings", &bindings_rules_);
+  }
+
+  // The digest of the digests of these runner files, kept in *memo after the first read.
+  Result<std::string> RulesDigest(std::initializer_list<const char*> names, const std::string& what,
+                                  std::string* memo) {
     std::lock_guard<std::mutex> lock(fp_mu_);
-    if (bindings_rules_.empty()) {
+    if (memo->empty()) {
       std::string all;
-      for (const char* name : {"bindings.py", "light_headers.py"}) {
+      for (const char* name : names) {
         const fs::path file = opt_.runner_dir / "kforge_runner" / name;
         auto rules = ReadFile(file);
         if (!rules.ok()) {
-          return Status::NotFound("kforge's cached-bindings rules are missing: " + file.string());
+          return Status::NotFound("kforge's " + what + " rules are missing: " + file.string());
         }
         all += Sha256Hex(*rules);
       }
-      bindings_rules_ = Sha256Hex(all);
+      *memo = Sha256Hex(all);
     }
-    return bindings_rules_;
+    return *memo;
   }
 
   // The artifact key's input for a load_inline call (LoadInlineKeyInput with these rules).
