@@ -174,8 +174,7 @@ def _declaration(code, depth, name):
         if depth[m.start()] != 0:
             continue
         start = max(code.rfind(c, 0, m.start()) for c in ";{}") + 1
-        head = "\n".join(line for line in code[start:m.start()].split("\n")
-                         if not line.strip().startswith("#")).strip()
+        head = code[start:m.start()].strip()  # the preprocessor's lines are blank already
         close = _closing(code, m.end() - 1)
         after = code[close + 1:].lstrip()
         if not after or after[0] not in "{;":

@@ -412,7 +412,8 @@ def _attempt_bindings(chan, msg, facts=True):
     if result.get("ok"):
         if state == "built":
             _keep_bindings(msg["dir"], msg["bindings_dir"], result["bindings_key"])
-        result["bindings_cpu_s"] = result["cpu_s"]
+        if state in ("built", "cached"):  # a refused plan was load_inline's own build
+            result["bindings_cpu_s"] = result["cpu_s"]
         return result
     if state not in ("built", "cached") or result.get("infra"):
         if facts and not result.get("infra"):  # refused: this was load_inline's own build
@@ -434,7 +435,7 @@ MAX_BINDINGS = 256  # kept bindings' objects (a few MB each); the oldest go firs
 def _keep_bindings(build_dir, root, key):
     """Publishes the bindings' object a build compiled (outside the candidate's sandbox, with
     the flags torch's builder used) under `root`/`key`, in one rename."""
-    obj = os.path.join(build_dir, bindings.BINDINGS_FILE[:-4] + ".o")
+    obj = os.path.join(build_dir, os.path.splitext(bindings.BINDINGS_FILE)[0] + ".o")
     flags = bindings.ninja_flags(build_dir)
     if not os.path.isfile(obj) or flags is None:
         return
