@@ -34,6 +34,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "runner"))
@@ -195,7 +196,11 @@ def main(argv=None):
     ap.add_argument("--json")
     ap.add_argument("--object-cpu", action="store_true")
     ap.add_argument("--work", default="")
+    ap.add_argument("--time-limit-s", type=float, default=0,
+                    help="start no unit after this many seconds (those started finish; the "
+                         "report covers the units done)")
     a = ap.parse_args(argv)
+    started = time.monotonic()
     work = a.work or tempfile.mkdtemp(prefix="split-check-")
     specs = [(n, s) for n, s in checked_specs(a.kforge, a.paths) if s.get("cuda_sources")]
     if a.limit:
@@ -211,6 +216,11 @@ def main(argv=None):
         futs = [ex.submit(check_one, n, s, os.path.join(work, "u%04d" % i), a.nvcc, nv_flags,
                           a.cxx, cxx_flags, pch, a.object_cpu) for i, (n, s) in enumerate(specs)]
         for fut in futs:
+            if a.time_limit_s and time.monotonic() - started > a.time_limit_s:
+                for f in futs:
+                    f.cancel()
+            if fut.cancelled():
+                continue
             row = fut.result()
             rows.append(row)
             print(json.dumps({k: v for k, v in row.items() if not k.endswith("error")}), flush=True)
@@ -222,6 +232,8 @@ def main(argv=None):
     same = [r for r in built if r.get("device_identical")]
     differ = [r for r in built if r.get("device_identical") is False]
     mean = lambda k, rs: sum(r[k] for r in rs if k in r) / max(1, sum(1 for r in rs if k in r))
+    if len(rows) < len(specs):
+        print("time limit: %d of %d units not started" % (len(specs) - len(rows), len(specs)))
     print("units %d, planned %d, built %d, device identical %d, different %d" % (
         len(rows), len(planned), len(built), len(same), len(differ)))
     if a.object_cpu:
