@@ -16,7 +16,7 @@ import traceback
 
 import torch
 
-from . import guard, protocol, sandbox, transport, triton_hooks
+from . import guard, protocol, sandbox, state, transport, triton_hooks
 from .channel import Channel
 from .common import Perturber, as_list, device_sync, load_extension, redirect_output
 
@@ -209,6 +209,10 @@ class Host:
         model = cls(*msg.get("init_inputs", []))
         if isinstance(model, torch.nn.Module):
             model = model.to(self.device)
+        if msg.get("stateful"):
+            # The problem's model keeps state between calls: the judge starts every call of it
+            # from the state it was built with, and so does the candidate's (state.py).
+            state.keep_initial_state(model, state.snapshot(model))
         self.model = model
         device_sync(self.device)
         return self._jit_facts({"ok": True, "sandbox": self.sandbox})

@@ -125,14 +125,18 @@ class Judge:
         refs = p.reference(inputs, copy=False)
         out_meta, out_bytes = [_meta(r) for r in refs], tensor_bytes(refs)
         del inputs, refs
+        stateful = p.find_state(int(msg["init_seed"]) + 1)
         p.contract(first_facts=first_facts)  # its other draws one at a time, this one freed
         p.check_variants()
         self.memory.settle()
-        return {"ok": True, "init_inputs": p.init_inputs, "inputs": in_meta, "outputs": out_meta,
-                "shape_variants": [{k: repr(v) for k, v in d.items()} for d in p.variants],
-                "memory": {"input_bytes": in_bytes, "output_bytes": out_bytes,
-                           "free_bytes": self.memory.free_bytes(),
-                           "plan_bytes": self.memory.plan_bytes()}}
+        reply = {"ok": True, "init_inputs": p.init_inputs, "inputs": in_meta, "outputs": out_meta,
+                 "shape_variants": [{k: repr(v) for k, v in d.items()} for d in p.variants],
+                 "memory": {"input_bytes": in_bytes, "output_bytes": out_bytes,
+                            "free_bytes": self.memory.free_bytes(),
+                            "plan_bytes": self.memory.plan_bytes()}}
+        if stateful:
+            reply["stateful"] = stateful
+        return reply
 
     def problem_slots_released(self):
         for other in self.problems.values():

@@ -6,7 +6,7 @@ import importlib.util
 
 import torch
 
-from . import check, contract
+from . import check, contract, state
 from .common import as_list
 from .slots import KEEP_SHARE, Slot, tensor_bytes
 
@@ -47,6 +47,12 @@ class Problem:
         self.model = module.Model(*self.init_inputs).to(self.device)
         self.model_bytes = tensor_bytes(list(self.model.parameters())
                                         + list(self.model.buffers()))
+        # A model that keeps state between calls (state.py): found once, at the first load, and
+        # kept in the load message (names of its state tensors) for a load after a set-aside.
+        self.stateful = msg.get("stateful")
+        self._held = state.snapshot(self.model) if self.stateful != [] else None
+        if self.stateful:
+            state.keep_initial_state(self.model, self._held)
         self.compiled = None
         self.compile_error = None
         self.slots = {}
@@ -96,6 +102,30 @@ class Problem:
             self._contract = contract.infer_from(facts)
             self.msg["contract"] = self._contract
         return self._contract
+
+    def find_state(self, seed):
+        """The names of the tensors this problem's model keeps state in, or [] (state.py). Called
+        once, after the model's first call (the load's draw at `seed`): stateful when a tensor
+        it holds changed, a call from the state it was built with gives that first call's
+        outputs again, and a second call without going back does not (a model whose outputs vary
+        by themselves, like dropout, is not stateful: its state is left as it goes). A stateful
+        model is put back to its first state before every call from then on."""
+        if self.stateful is not None:
+            return self.stateful
+        held, self._held = self._held, None
+        self.stateful = []
+        moved = state.changed_names(held)
+        if moved:
+            def call():
+                return state.fingerprint(self.reference(self.draw(seed, False), copy=False))
+            state.restore(held)
+            first, second = call(), call()
+            state.restore(held)
+            if call() == first != second:
+                self.stateful = moved
+                state.keep_initial_state(self.model, held)
+        self.msg["stateful"] = self.stateful
+        return self.stateful
 
     def signed_skip(self):
         """Why the signed trial does not run (no input may take signed values), or None."""

@@ -56,6 +56,9 @@ struct ProblemInfo {
   nlohmann::json outputs;      // shapes/dtypes of the reference outputs
   // Other sizes the problem declares valid (KFORGE_SHAPE_VARIANTS): one trial each (H19).
   nlohmann::json shape_variants = nlohmann::json::array();
+  // The tensors (attribute names) the problem's model keeps state in between calls, empty for
+  // most: every call of it and of ModelNew then starts from their first state (state.py).
+  std::vector<std::string> stateful;
   MemoryFacts memory;  // sizes and free device memory, for the timing rotation (FitTimingPool)
   // The problem file's text. The candidate module runs in a namespace that already holds the
   // problem module's names, as KernelBench's harness execs both into one dict: model-written

@@ -145,6 +145,7 @@ Result<ProblemInfo> Lane::LoadProblem(const std::string& id, const fs::path& pat
   p.inputs = (*r)["inputs"];
   p.outputs = (*r)["outputs"];
   if (r->contains("shape_variants")) p.shape_variants = (*r)["shape_variants"];
+  if (r->contains("stateful")) p.stateful = (*r)["stateful"].get<std::vector<std::string>>();
   p.memory = MemoryFactsFromJson(r->value("memory", nlohmann::json::object()));
   return p;
 }

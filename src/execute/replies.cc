@@ -107,6 +107,21 @@ Diagnostic ShapeDiag(const json& variant, const std::string& detail) {
               0, RuleHint("H19"));
 }
 
+Diagnostic StatefulNote(const std::vector<std::string>& names) {
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "self." : ", self.") + n;
+  Diagnostic d = Diag("execute", "stateful_problem",
+                      "the problem's Model keeps state between calls (" + list +
+                          "): every call of the reference and of ModelNew started from the "
+                          "state it was built with",
+                      0,
+                      "keep ModelNew's state in tensors its modules hold (attributes or "
+                      "buffers): kforge puts those back before each call (docs/RULES.md, "
+                      "\"Stateful problems\")");
+  d.severity = Severity::kInfo;
+  return d;
+}
+
 Failure Refusal(const std::string& stage, const std::string& what, const json& r,
                 bool build_failed) {
   std::string kind = r.value("kind", "exception");

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "common/diagnostic.h"
 #include "execute/execute.h"
@@ -27,6 +28,9 @@ std::string VariantSizes(const nlohmann::json& variant);
 nlohmann::json TrialRecord(const std::string& label, const nlohmann::json& check);
 // A trial on another size the problem allows went wrong (H19); `detail` may be empty.
 Diagnostic ShapeDiag(const nlohmann::json& variant, const std::string& detail);
+// An info note: the problem's model keeps state in `names` between calls, so every call of the
+// reference and of ModelNew started from the state it was built with.
+Diagnostic StatefulNote(const std::vector<std::string>& names);
 
 // How a request the candidate failed ends its run.
 struct Failure {

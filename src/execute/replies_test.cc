@@ -155,5 +155,13 @@ TEST(Replies, MismatchAndShapeSentences) {
   EXPECT_EQ(ShapeDiag(variant, "raised").message.substr(d.message.size()), ": raised");
 }
 
+TEST(Replies, AStatefulProblemIsANoteNamingItsState) {
+  Diagnostic d = StatefulNote({"c0", "hidden"});
+  EXPECT_EQ(d.code, "stateful_problem");
+  EXPECT_EQ(d.severity, Severity::kInfo);
+  EXPECT_NE(d.message.find("(self.c0, self.hidden)"), std::string::npos) << d.message;
+  EXPECT_FALSE(d.hint.empty());
+}
+
 }  // namespace
 }  // namespace kf::execute

@@ -75,7 +75,8 @@ json Reap(int pid, int timeout_s) {
 }
 
 json Load(const std::string& code, const std::string& problem_code, const json& init_inputs,
-          uint64_t init_seed, const json& poison, const json& watch, const std::string& family) {
+          uint64_t init_seed, const json& poison, const json& watch, const std::string& family,
+          bool stateful) {
   json msg = {{"op", "load"},
               {"code", code},
               {"problem_code", problem_code},
@@ -84,6 +85,7 @@ json Load(const std::string& code, const std::string& problem_code, const json& 
               {"poison", poison}};
   if (!watch.empty()) msg["watch"] = watch;
   if (!family.empty()) msg["family"] = family;
+  if (stateful) msg["stateful"] = true;
   return msg;
 }
 

@@ -45,8 +45,11 @@ json Spawn(const std::string& op, const std::string& device, const std::filesyst
 json Reap(int pid, int timeout_s);
 
 // A candidate host's. `watch`: [first, last] line pairs; empty, and `family` empty, are left out.
+// `stateful`: the problem's model keeps state between calls, so the host starts every call of
+// ModelNew from the state it was built with (runner/kforge_runner/state.py); false is left out.
 json Load(const std::string& code, const std::string& problem_code, const json& init_inputs,
-          uint64_t init_seed, const json& poison, const json& watch, const std::string& family);
+          uint64_t init_seed, const json& poison, const json& watch, const std::string& family,
+          bool stateful = false);
 json Call(const std::string& slot, const json& buffers, bool ablate = false, bool profile = false);
 json TimeCandidate(const std::vector<std::string>& slots, const json& buffers, int first, int iters,
                    uint64_t perturb_seed, double delay_us);

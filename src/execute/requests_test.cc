@@ -49,6 +49,8 @@ std::vector<Sent> EveryRequest() {
        Load("class ModelNew: pass", "", json::array(), 7, json::array(), json::array(), "")},
       {"candidate", Load("class ModelNew: pass", "import torch", json::array({1, 2.5}), 7,
                          json::array({{{"shape", {2}}, {"dtype", "float32"}}}), watch, "triton")},
+      {"candidate", Load("class ModelNew: pass", "", json::array(), 7, json::array(),
+                         json::array(), "", /*stateful=*/true)},
       {"candidate", Call("main", slot)},
       {"candidate", Call("main", slot, /*ablate=*/true)},
       {"candidate", Call("main", slot, false, /*profile=*/true)},
@@ -104,6 +106,13 @@ TEST(RequestsTest, ACheckCarriesTheTolerancesWhole) {
   msg.erase("atol");
   EXPECT_EQ(protocol::Embedded().CheckRequest("judge", msg).message(),
             "judge 'check' request: missing required field 'atol'");
+}
+
+// A stateful problem's load tells the host so; any other load leaves the field out.
+TEST(RequestsTest, OnlyAStatefulProblemsLoadSaysSo) {
+  const json empty = json::array();
+  EXPECT_EQ(Load("c", "", empty, 1, empty, empty, "", true).value("stateful", false), true);
+  EXPECT_FALSE(Load("c", "", empty, 1, empty, empty, "").contains("stateful"));
 }
 
 TEST(RequestsTest, AWrongRequestIsNamedByOpAndField) {

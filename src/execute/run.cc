@@ -133,9 +133,10 @@ bool CandidateRun::Load(const ProblemInfo& problem, const std::string& code) {
   const std::string family =
       opt_.family != backend::Family::kLoadInline ? backend::FamilyName(opt_.family) : "";
   auto r = Ask(requests::Load(code, problem.source, problem.init_inputs, init_seed_,
-                              problem.outputs, watch, family),
+                              problem.outputs, watch, family, !problem.stateful.empty()),
                opt_.load_timeout);
   if (!r.ok() || !r->value("ok", false)) return Failed("load", "loading", r, opt_.load_timeout);
+  if (!problem.stateful.empty()) out_.diagnostics.push_back(StatefulNote(problem.stateful));
   if (opt_.family == backend::Family::kTriton) {
     if (auto why = MissingLaunchHooks(*r)) return Infra(*why);
   }

@@ -11,6 +11,10 @@ tests/integration/contract/ must end as its header says (`kforge-expect`, `kforg
   tril_replay_cache     cheat H06: the swapped trial still changes the values
   relu_abort_check      ok: abort() on an error path that never runs is a note (H17_note)
   relu_abort_fires      runtime_error: the abort runs during a call
+  rnn_cell_honest       ok: a model that keeps its hidden state between calls (a stateful
+                        problem): every call of both starts from the state they were built
+                        with, and the verdict notes it (stateful_problem, naming self.hidden)
+  rnn_cell_no_state     incorrect: the same cell leaving the hidden state out
 
 and `kforge lint-problems` prints the two problems' contracts.
 
@@ -96,6 +100,13 @@ def main():
     if v:
         check(any(d["code"] == "H17_note" and d["severity"] == "info" for d in v["diagnostics"]),
               "relu_abort_check: the abort() is noted (H17_note)")
+
+    v = verdicts.get("rnn_cell_honest.py")
+    if v:
+        notes = [d for d in v["diagnostics"] if d["code"] == "stateful_problem"]
+        check(len(notes) == 1 and notes[0]["severity"] == "info" and
+              "self.hidden" in notes[0]["message"],
+              "rnn_cell_honest: the stateful problem is noted, naming its state: %s" % notes)
 
     # lint-problems prints the contracts.
     p = subprocess.run([a.kforge, "lint-problems", "--json", "--backend", "cpu", "--python", a.python,
