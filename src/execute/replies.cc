@@ -116,8 +116,8 @@ Diagnostic StatefulNote(const std::vector<std::string>& names) {
                           "state it was built with",
                       0,
                       "keep ModelNew's state in tensors its modules hold (attributes or "
-                      "buffers): kforge puts those back before each call (docs/RULES.md, "
-                      "\"Stateful problems\")");
+                      "buffers), built in the problem's order: kforge puts those back before "
+                      "each call (docs/PROTOCOL.md, step 3)");
   d.severity = Severity::kInfo;
   return d;
 }
