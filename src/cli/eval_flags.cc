@@ -73,11 +73,12 @@ void AddEvalFlags(CLI::App* app, EvalFlags* f, Lanes lanes) {
                 "of their first torch/extension.h, building again as written on any failure "
                 "(about half of nvcc's CPU; the same SASS on sm_90); --plain-headers: build them "
                 "as written");
-  app->add_flag("--split-build", f->split_build,
-                "compile a CUDA candidate's kernels without torch's headers and its host code "
-                "against the precompiled header, kernel launches through generated stubs; any "
-                "candidate the split cannot be sure of, or whose split build fails, is built the "
-                "usual way (opt-in while it is checked on a GPU; verdicts kept apart)");
+  app->add_flag("--split-build,!--no-split-build", f->split_build,
+                "--split-build (the default): compile a CUDA candidate's kernels without torch's "
+                "headers and its host code against the precompiled header, kernel launches "
+                "through generated stubs; any candidate the split cannot be sure of, or whose "
+                "split build fails, is built the usual way (the same device code on sm_90); "
+                "--no-split-build: always the usual way");
   app->add_flag("--cached-bindings", f->cached_bindings,
                 "compile a load_inline main.cpp's PYBIND11_MODULE apart from the candidate's "
                 "code and link its kept object into every later candidate that binds the same "

@@ -22,7 +22,7 @@ struct EvalFlags {
   std::vector<int> devices;   // one lane per GPU index
   int build_workers = 0;      // 0: one per core
   bool light_headers = true;  // eval::EvalOptions::light_headers (--plain-headers turns it off)
-  bool split_build = false;   // eval::EvalOptions::split_build
+  bool split_build = true;    // eval::EvalOptions::split_build (--no-split-build turns it off)
   bool cached_bindings = false;  // eval::EvalOptions::cached_bindings
   int trials = 5;
   uint64_t seed = 0;          // 0: fresh from the OS (--seed: eval, bench, feasibility only)

@@ -189,9 +189,9 @@ std::optional<VerdictStatus> Evaluator::Impl::BuildStatic(Prepared& p) {
                        {"compiled_light_fell_back", light.compiled_fell_back},
                        {"deferred_to_run_time", unresolved}}});
   if (!light.why.empty()) v.stages.back().detail["light_headers_why"] = light.why;
-  if (opt.split_build) {
+  {
     auto& detail = v.stages.back().detail;
-    detail["split_build"] = split.State();
+    detail["split_build"] = opt.split_build ? split.State() : "off";
     detail["compiled_split"] = split.compiled_used;
     if (!split.why.empty()) detail["split_build_why"] = split.why;
   }

@@ -122,11 +122,9 @@ json VerdictSettings(const EvalOptions& opt) {
         {"against_compile", opt.reward.against_compile},
         {"significance", opt.reward.significance}}},
   };
-  // Split builds must not change a verdict, but until the GPU machine shows that, their
-  // verdicts are kept apart. Only when on: every other job keeps the settings it had.
-  if (opt.split_build) settings["split_build"] = true;
-  // Light headers are not a setting: they change no kernel (identical SASS on sm_90), so a
-  // verdict has one key built either way (the artifacts keep keys of their own).
+  // Light headers and split builds are not settings: they change no kernel (identical device
+  // code on sm_90), so a verdict has one key built either way (the artifacts keep keys of their
+  // own). Verdicts stored with --split-build while it was on trial keep their older key.
   return settings;
 }
 

@@ -108,14 +108,13 @@ TEST(VerdictKey, ToleranceKeyIsOfTheEffectiveMaps) {
 
 // Light headers change no kernel (identical SASS on sm_90): a verdict built either way has one
 // key, the one verdicts stored before light headers existed have.
-// Split builds are on trial: their verdicts are kept apart until the GPU machine shows them the
-// same; off, the settings are what they were.
-TEST(VerdictKey, SplitBuildsAreKeptApartWhileOnTrial) {
+// Split builds too, since an H100 showed the same device code and verdicts (on by default).
+TEST(VerdictKey, SplitBuildsShareTheKey) {
   EvalOptions split, usual;
-  split.split_build = true;
-  EXPECT_FALSE(usual.split_build);
-  EXPECT_NE(KeyWith(split), KeyWith(usual));
-  EXPECT_FALSE(VerdictSettings(usual).contains("split_build"));
+  usual.split_build = false;
+  EXPECT_TRUE(split.split_build);
+  EXPECT_EQ(KeyWith(split), KeyWith(usual));
+  EXPECT_FALSE(VerdictSettings(split).contains("split_build"));
 }
 
 TEST(VerdictKey, LightHeadersShareTheKey) {
