@@ -12,6 +12,14 @@ import sys
 import time
 
 import torch  # noqa: F401  (the point of the zygote: children inherit an imported torch)
+# ... and torch.utils.cpp_extension, which every candidate host imports (to put kforge's
+# load_inline in its place) and which imports setuptools: 0.28 s of every candidate's load on
+# the development machine before it moved here (execute.load_phases_ms.host_start). It finds
+# CUDA's folder without starting CUDA: a zygote that had started it could fork no candidate.
+import torch.utils.cpp_extension  # noqa: F401,E402
+
+if torch.cuda.is_initialized():
+    raise RuntimeError("CUDA started in the zygote: its forked candidates could not use it")
 
 from . import candidate, judge, protocol
 from .channel import Channel
