@@ -10,7 +10,10 @@ OUT is a `kforge bench --out` folder (results.json and verdicts.jsonl). The lane
                         the reference and timing its baselines, once per problem
   spawn                 the candidate's process started (execute.spawn_ms)
   load                  the candidate module loaded: import, load_inline of the built artifact
-                        (execute.ms - spawn_ms)
+                        (execute.ms - spawn_ms); where verdicts carry execute.load_phases_ms
+                        (since 2026-12-06), its phases are printed under it: device_start
+                        (the process's CUDA context made), extension_wait, extension_load,
+                        code, model, to_device (runner/kforge_runner/candidate.py, op_load)
   run-time builds       artifacts built while loading (execute.run_time_build_ms)
   trial inputs          inputs and the reference's outputs made per trial (correctness.prepare_ms)
   trial calls           the candidate's forward on each trial (correctness.call_ms)
@@ -25,7 +28,7 @@ OUT is a `kforge bench --out` folder (results.json and verdicts.jsonl). The lane
 
 Only candidates evaluated in this run count (from_store verdicts cost no lane time), each
 distinct candidate once. Prints one row per part: seconds, milliseconds per candidate and the
-share of lane time; --json prints the same as one object.
+share of lane time; --json prints the same as one object (the load's phases as load_phases_ms).
 """
 import argparse
 import json
@@ -39,6 +42,20 @@ PARTS = ["warm-ups", "spawn", "load", "run-time builds", "trial inputs", "trial 
 
 def stage(v, name):
     return next((s for s in v.get("stages", []) if s.get("name") == name), {})
+
+
+def load_phases(verdict_lines):
+    """The load's phases (execute.load_phases_ms) summed over the candidates counted, ms."""
+    phases, seen = {}, set()
+    for rec in verdict_lines:
+        v = rec["verdict"]
+        key = (v.get("problem", {}).get("hash"), v.get("candidate", {}).get("hash"))
+        if rec.get("from_store") or key in seen:
+            continue
+        seen.add(key)
+        for name, ms in stage(v, "execute").get("load_phases_ms", {}).items():
+            phases[name] = phases.get(name, 0.0) + ms
+    return phases
 
 
 def breakdown(results, verdict_lines):
@@ -90,11 +107,12 @@ def main():
     except (OSError, ValueError) as e:
         sys.exit("lane_breakdown: %s is not a finished bench folder: %s" % (a.out, e))
     parts, n, lane_ms = breakdown(results, lines)
+    phases = load_phases(lines)
     lanes = results["run"].get("lanes", 1)
     if a.json:
         print(json.dumps({"candidates": n, "lanes": lanes, "lane_ms": lane_ms,
                           "lane_ms_per_candidate": lane_ms / n if n else None,
-                          "parts_ms": parts}, indent=2))
+                          "parts_ms": parts, "load_phases_ms": phases}, indent=2))
         return
     print("%d candidates evaluated, %d lane(s), %.1f lane-s: %.0f ms per candidate" % (
         n, lanes, lane_ms / 1000, lane_ms / n if n else 0))
@@ -103,6 +121,11 @@ def main():
         ms = parts[name]
         print("%-20s %10.2f %14.1f %6.1f%%" % (name, ms / 1000, ms / n if n else 0,
                                                100 * ms / lane_ms if lane_ms else 0))
+        if name == "load":
+            for phase in sorted(phases, key=phases.get, reverse=True):
+                ms = phases[phase]
+                print("  %-18s %10.2f %14.1f %6.1f%%" % (
+                    phase, ms / 1000, ms / n if n else 0, 100 * ms / lane_ms if lane_ms else 0))
 
 
 if __name__ == "__main__":

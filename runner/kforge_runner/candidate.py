@@ -12,6 +12,7 @@ import gc
 import linecache
 import os
 import sys
+import time
 import traceback
 
 import torch
@@ -114,6 +115,8 @@ class Host:
         self.ext_state = {"calls": 0, "ablate": False}
         self.jit = None  # triton_hooks.State for a Triton candidate
         self.watch = frozenset()  # lines of the candidate's except/finally blocks (load's "watch")
+        self.load_phases = {}  # where the load's time went, ms by phase (op_load's phases_ms)
+        self.started = None  # perf_counter() when this process began (main), for host_start
 
     # load_inline as the candidate sees it
     def load_inline(self, name, cpp_sources, cuda_sources=None, functions=None, extra_cflags=None,
@@ -127,8 +130,11 @@ class Host:
                 "extra_cuda_cflags": extra_cuda_cflags, "extra_ldflags": extra_ldflags,
                 "extra_include_paths": extra_include_paths, "with_cuda": with_cuda,
                 "with_pytorch_error_handling": with_pytorch_error_handling}
+        t0 = time.perf_counter()
         self.chan.send({"event": "load_inline", "args": args})
         reply = self.chan.recv()
+        t1 = time.perf_counter()
+        self._phase("extension_wait", t1 - t0)
         why = protocol.check_event_reply("candidate", "load_inline", reply)
         if why is not None:
             raise CandidateError("internal", why)
@@ -136,7 +142,11 @@ class Host:
             self.build_failed = reply.get("message", "build failed")
             raise RuntimeError("Error building extension '%s': %s" % (name, self.build_failed))
         module = load_extension(reply["so_path"], reply["module_name"])
+        self._phase("extension_load", time.perf_counter() - t1)
         return guard.ExtensionProxy(module, self.ext_state)
+
+    def _phase(self, name, seconds):
+        self.load_phases[name] = self.load_phases.get(name, 0.0) + seconds * 1000.0
 
     def _poison_allocator(self, outputs):
         """Leaves NaN-filled blocks of the outputs' sizes in PyTorch's CUDA caching allocator, so
@@ -175,8 +185,20 @@ class Host:
         return reply
 
     def op_load(self, msg):
+        """Where a load's time goes is in its reply's `phases_ms`: host_start (from this
+        process's start to the load request: the sandbox entered, the host made), device_start
+        (the poisoned allocator blocks; on a GPU the process's CUDA context is made there),
+        extension_wait (load_inline's requests to the supervisor: a cached artifact found, or a
+        run-time build), extension_load (the modules imported), code (the problem's and the
+        candidate's module code but those), model (ModelNew built) and to_device (moved, and
+        the device synchronised)."""
         import torch.utils.cpp_extension as ce
+        self.load_phases = {}
+        t = time.perf_counter()
+        if self.started is not None:
+            self._phase("host_start", t - self.started)
         self._poison_allocator(msg.get("poison", []))
+        t = self._lap("device_start", t)
         if msg.get("family") == "triton":
             self._hook_triton()
         ce.load_inline = self.load_inline
@@ -200,6 +222,7 @@ class Host:
         sys.modules["candidate"] = module
         self._problem_names(msg.get("problem_code") or "", module.__dict__)
         exec(compiled, module.__dict__)
+        t = self._lap("code", t, less=("extension_wait", "extension_load"))
         cls = module.__dict__.get("ModelNew")
         if not isinstance(cls, type):
             raise CandidateError("no_model_new", "the candidate defines no class ModelNew")
@@ -207,6 +230,7 @@ class Host:
         # Same seed as the judge's Model: layers created in the same order get the same weights.
         torch.manual_seed(int(msg["init_seed"]))
         model = cls(*msg.get("init_inputs", []))
+        t = self._lap("model", t)
         if isinstance(model, torch.nn.Module):
             model = model.to(self.device)
         if msg.get("stateful"):
@@ -215,7 +239,17 @@ class Host:
             state.keep_initial_state(model, state.snapshot(model))
         self.model = model
         device_sync(self.device)
-        return self._jit_facts({"ok": True, "sandbox": self.sandbox})
+        self._lap("to_device", t)
+        return self._jit_facts({"ok": True, "sandbox": self.sandbox,
+                                "phases_ms": {k: round(v, 3) for k, v in self.load_phases.items()}})
+
+    def _lap(self, name, since, less=()):
+        """Records the time since `since` as phase `name` (less the phases named in `less`
+        that ran inside it); returns now."""
+        now = time.perf_counter()
+        inside = sum(self.load_phases.get(k, 0.0) for k in less)
+        self._phase(name, now - since - inside / 1000.0)
+        return now
 
     @staticmethod
     def _problem_names(source, namespace):
@@ -421,6 +455,7 @@ class Host:
 
 
 def main(fd, spawn):
+    started = time.perf_counter()
     workdir = spawn.get("workdir")
     if workdir:
         os.chdir(workdir)
@@ -430,6 +465,7 @@ def main(fd, spawn):
     chan = Channel(fd)
     host = Host(chan, spawn)
     host.sandbox, host.sandbox_error = state, error
+    host.started = started
     if error is None and host.device.type == "cuda":
         torch.cuda.set_device(host.device)
         # The judge computes references in full fp32 (no TF32); PyTorch compute the candidate

@@ -167,7 +167,8 @@ void RecordRun(const execute::ExecResult& r, const RuntimeBuilds& rb, const back
                        {"candidate_peak_bytes", r.candidate_peak_bytes},
                        {"run_time_builds", rb.builds},
                        {"run_time_compiled", rb.compiled},
-                       {"run_time_build_ms", rb.ms}}});
+                       {"run_time_build_ms", rb.ms},
+                       {"load_phases_ms", r.load_phases_ms}}});
   if (r.trials_total > 0) {
     v.stages.push_back({"correctness", r.trials_total == r.trials_passed, r.correctness_ms,
                         {{"prepare_ms", r.prepare_ms},

@@ -162,6 +162,9 @@ struct ExecResult {
   double wall_gap_ms = 0;
   double noop_ms = 0;
   double spawn_ms = 0;
+  // Where the load's time went in the candidate host, ms by phase (device_start, extension_wait,
+  // extension_load, code, model, to_device: runner/kforge_runner/candidate.py, op_load).
+  nlohmann::json load_phases_ms = nlohmann::json::object();
   bool build_failed = false;  // a run-time load_inline request, or a Triton kernel, failed to compile
   // Triton: kernels compiled in the candidate process and the time that took (the verdict's
   // build stage), and launches of its kernels the host's hooks saw.

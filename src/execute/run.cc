@@ -137,6 +137,7 @@ bool CandidateRun::Load(const ProblemInfo& problem, const std::string& code) {
                opt_.load_timeout);
   if (!r.ok() || !r->value("ok", false)) return Failed("load", "loading", r, opt_.load_timeout);
   if (!problem.stateful.empty()) out_.diagnostics.push_back(StatefulNote(problem.stateful));
+  if (r->contains("phases_ms")) out_.load_phases_ms = (*r)["phases_ms"];
   if (opt_.family == backend::Family::kTriton) {
     if (auto why = MissingLaunchHooks(*r)) return Infra(*why);
   }

@@ -13,8 +13,10 @@ import lane_breakdown  # noqa: E402
 
 
 def verdict(problem, candidate, spawn, execute, correctness, timing, baselines=None):
+    phases = {"device_start": execute / 2, "model": execute / 4}
     stages = [{"name": "build", "ms": 50000.0},  # build time is not lane time
-              {"name": "execute", "ms": execute, "spawn_ms": spawn, "run_time_build_ms": 0.0},
+              {"name": "execute", "ms": execute, "spawn_ms": spawn, "run_time_build_ms": 0.0,
+               "load_phases_ms": phases},
               {"name": "correctness", "ms": correctness["ms"],
                **{k: v for k, v in correctness.items() if k != "ms"}},
               {"name": "timing", "ms": timing}]
@@ -67,10 +69,14 @@ class LaneBreakdownTest(unittest.TestCase):
             self.assertEqual(got["candidates"], 2)
             self.assertEqual(got["lane_ms_per_candidate"], 1250.0)
             self.assertEqual(sorted(got["parts_ms"]), sorted(lane_breakdown.PARTS))
+            # the load's phases, each distinct candidate evaluated here once
+            self.assertEqual(got["load_phases_ms"], {"device_start": 105.0 + 60.0,
+                                                     "model": 52.5 + 30.0})
             table = subprocess.run([sys.executable, SCRIPT, d], capture_output=True, text=True,
                                    check=True).stdout
             self.assertIn("1250 ms per candidate", table)
             self.assertIn("not in a stage", table)
+            self.assertIn("  device_start", table)
             os.remove(os.path.join(d, "verdicts.jsonl"))
             r = subprocess.run([sys.executable, SCRIPT, d], capture_output=True, text=True)
             self.assertNotEqual(r.returncode, 0)

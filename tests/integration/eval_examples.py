@@ -231,6 +231,8 @@ def check(v, expect, rule=None):
         assert v["speedup"]["vs_eager"] > 0, v["speedup"]
         assert v["correct_trials"]["passed"] == v["correct_trials"]["total"] >= 6, v["correct_trials"]
         assert v["reward"] >= 1.0, v["reward"]
+        ex = next(s for s in v["stages"] if s["name"] == "execute")
+        assert set(ex["load_phases_ms"]) >= {"device_start", "code", "model", "to_device"}, ex
         assert v["policy"] == POLICY, v["policy"]
         if rule and POLICY == "kernelbench":  # allowed under this policy, and named
             # ATen compute is seen running (pytorch_ops); what the profiler cannot see, a library
