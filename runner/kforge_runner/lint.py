@@ -2,7 +2,8 @@
 
     python3 -m kforge_runner.lint --atol JSON --rtol JSON [--device cpu|cuda] [--draws N] PATH...
 
-PATH is a problem file or a folder (searched recursively for *.py files that define `Model`).
+PATH is a problem file (`kforge lint-problems` finds the problems in a folder, with the one walk
+of problem folders: src/problems/registry.h, ProblemFiles).
 Each problem is loaded the way the judge loads it (seeded get_init_inputs, Model(*init),
 seeded get_inputs), its reference output is computed on a few seeded input draws, and these
 trivial answers are tried against it with the judge's allclose and tolerances (--atol and
@@ -34,7 +35,6 @@ import argparse
 import importlib.util
 import json
 import os
-import re
 import sys
 import traceback
 
@@ -47,33 +47,6 @@ from .common import as_list
 INIT_SEED = 1234
 DRAW_SEEDS = (11, 22, 33)
 MOSTLY = 0.99
-
-_DEFINES_MODEL = re.compile(r"^class\s+Model\b", re.M)
-
-
-def find_problems(paths):
-    """Problem files under the given paths, in a stable order."""
-    out = []
-    for p in paths:
-        if os.path.isdir(p):
-            for root, dirs, files in os.walk(p):
-                dirs.sort()
-                for f in sorted(files):
-                    if f.endswith(".py"):
-                        full = os.path.join(root, f)
-                        if _defines_model(full):
-                            out.append(full)
-        else:
-            out.append(p)
-    return out
-
-
-def _defines_model(path):
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return bool(_DEFINES_MODEL.search(fh.read()))
-    except OSError:
-        return False
 
 
 def load_problem(path, device, init_seed=INIT_SEED):
@@ -270,7 +243,10 @@ def main(argv=None):
     seeds = tuple(11 * (i + 1) for i in range(max(1, args.draws)))
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    for path in find_problems(args.paths):
+    for path in args.paths:
+        if os.path.isdir(path):
+            ap.error("%s is a folder: pass problem files (kforge lint-problems finds the "
+                     "problems in a folder)" % path)
         result = lint_problem(path, args.atol, args.rtol, args.device, seeds)
         sys.stdout.write(json.dumps(result) + "\n")
         sys.stdout.flush()

@@ -14,6 +14,7 @@
 #include "common/process.h"
 #include "common/tolerance.h"
 #include "eval/eval.h"
+#include "problems/registry.h"
 
 namespace kf::cli {
 namespace {
@@ -27,11 +28,30 @@ struct LintFlags {
 };
 
 int RunLint(const LintFlags& f) {
+  // A folder's problems are its *.py files that define Model (problems::ProblemFiles); a file
+  // is linted as given.
+  std::vector<std::filesystem::path> files;
   for (const auto& p : f.paths) {
-    if (!std::filesystem::exists(p)) {
+    std::error_code ec;
+    if (!std::filesystem::exists(p, ec)) {
       std::cerr << "kforge lint-problems: no such file or folder: " << p << "\n";
       return kExitUsage;
     }
+    if (!std::filesystem::is_directory(p, ec)) {
+      files.push_back(p);
+      continue;
+    }
+    auto found = problems::ProblemFiles(p);
+    if (!found.ok()) {
+      std::cerr << "kforge lint-problems: " << found.status().message() << "\n";
+      return kExitUsage;
+    }
+    if (found->empty()) {
+      std::cerr << "kforge lint-problems: no problem (a .py file defining class Model) under "
+                << p << "\n";
+      return kExitUsage;
+    }
+    files.insert(files.end(), found->begin(), found->end());
   }
   std::string python = f.python.empty() ? eval::DefaultPython() : f.python;
   std::string backend = f.backend.empty() ? backend::DefaultBackend() : f.backend;
@@ -48,7 +68,7 @@ int RunLint(const LintFlags& f) {
              std::to_string(f.draws)};
   // The judge's default tolerances: a problem is linted against the check it will face.
   for (auto& flag : ToleranceFlags(DefaultTolerances())) so.argv.push_back(std::move(flag));
-  for (const auto& p : f.paths) so.argv.push_back(std::filesystem::absolute(p).string());
+  for (const auto& p : files) so.argv.push_back(std::filesystem::absolute(p).string());
   so.env_set = {"PYTHONPATH=" + runner.string(), "PYTHONDONTWRITEBYTECODE=1"};
   so.stdout_path = out_path;
   auto child = Spawn(so);

@@ -22,10 +22,8 @@ bool DefinesModel(std::string_view source) {
   return false;
 }
 
-Status Registry::AddFolder(const fs::path& dir) {
+Result<std::vector<fs::path>> ProblemFiles(const fs::path& dir) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return Status::NotFound("no problem folder " + dir.string());
-  size_t before = by_path_.size();
   std::vector<fs::path> files;
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
        it.increment(ec)) {
@@ -33,9 +31,23 @@ Status Registry::AddFolder(const fs::path& dir) {
   }
   if (ec) return Status::IoError("cannot list " + dir.string() + ": " + ec.message());
   std::sort(files.begin(), files.end());
+  std::vector<fs::path> problems;
   for (const auto& f : files) {
     auto read = ReadFile(f);
-    if (!read.ok() || !DefinesModel(*read)) continue;
+    if (read.ok() && DefinesModel(*read)) problems.push_back(f);
+  }
+  return problems;
+}
+
+Status Registry::AddFolder(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return Status::NotFound("no problem folder " + dir.string());
+  size_t before = by_path_.size();
+  auto files = ProblemFiles(dir);
+  if (!files.ok()) return files.status();
+  for (const auto& f : *files) {
+    auto read = ReadFile(f);
+    if (!read.ok()) continue;
     const std::string& text = *read;
     std::string rel = fs::relative(f, dir).replace_extension().generic_string();
     fs::path canonical = fs::canonical(f, ec);

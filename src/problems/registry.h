@@ -20,6 +20,11 @@ namespace kf::problems {
 // `class Model:`. A candidate's `class ModelNew` is not one, nor is an indented class.
 bool DefinesModel(std::string_view source);
 
+// The problem files under `dir`, recursively: every *.py that DefinesModel, sorted by path (the
+// one walk of a problem folder: the registry, `kforge synth --against`, `kforge lint-problems`).
+// IoError when the folder cannot be listed; an empty list when it holds no problem.
+Result<std::vector<std::filesystem::path>> ProblemFiles(const std::filesystem::path& dir);
+
 struct Problem {
   std::string id;                   // "level1/relu"
   std::filesystem::path path;       // absolute, as registered

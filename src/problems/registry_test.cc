@@ -44,6 +44,19 @@ TEST(DefinesModel, OnlyATopLevelModelClass) {
   EXPECT_FALSE(DefinesModel(""));
 }
 
+// The one walk of a problem folder: *.py files that define Model, below it, sorted.
+TEST_F(RegistryTest, ProblemFilesAreThePyFilesThatDefineModel) {
+  fs::create_directories(root_ / "problems" / "level2");
+  Write("problems/level2/gemm.py", kProblem);
+  auto files = ProblemFiles(root_ / "problems");
+  ASSERT_TRUE(files.ok()) << files.status().message();
+  ASSERT_EQ(files->size(), 2u);
+  EXPECT_EQ((*files)[0], root_ / "problems" / "level1" / "relu.py");
+  EXPECT_EQ((*files)[1], root_ / "problems" / "level2" / "gemm.py");
+  auto none = ProblemFiles(root_ / "problems" / "level1" / "relu.py" / "nothing");
+  EXPECT_FALSE(none.ok());
+}
+
 TEST_F(RegistryTest, RegistersProblemsByRelativeIdOnly) {
   Registry r;
   ASSERT_TRUE(r.AddFolder(root_ / "problems").ok());

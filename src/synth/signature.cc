@@ -275,17 +275,12 @@ Result<BenchmarkIndex> BenchmarkIndex::FromFolder(const std::filesystem::path& d
   if (!std::filesystem::is_directory(dir, ec)) {
     return Status::Invalid("--against: not a folder: " + dir.string());
   }
-  std::vector<std::filesystem::path> files;
-  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
-       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-    if (it->is_regular_file() && it->path().extension() == ".py") files.push_back(it->path());
-  }
-  std::sort(files.begin(), files.end());
+  auto files = problems::ProblemFiles(dir);
+  if (!files.ok()) return Status::Invalid("--against: " + files.status().message());
   BenchmarkIndex idx;
-  for (const auto& f : files) {
+  for (const auto& f : *files) {
     auto text = ReadFile(f);
-    if (!text.ok() || !problems::DefinesModel(*text)) continue;
-    idx.Add(std::filesystem::relative(f, dir).string(), *text);
+    if (text.ok()) idx.Add(std::filesystem::relative(f, dir).string(), *text);
   }
   if (idx.size() == 0) return Status::Invalid("--against: no problem files under " + dir.string());
   return idx;

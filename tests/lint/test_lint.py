@@ -1,4 +1,6 @@
 """Tests for kforge_runner.lint: run with /usr/bin/python3 -m unittest discover -s tests/lint."""
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -63,11 +65,9 @@ class LintTest(unittest.TestCase):
         for name, (expr, inputs) in PROBLEMS.items():
             with open(os.path.join(cls.tmp.name, name), "w") as f:
                 f.write(TEMPLATE.format(expr=expr, inputs=inputs))
-        with open(os.path.join(cls.tmp.name, "helper.py"), "w") as f:
-            f.write("X = 1\n")  # no Model: not a problem
         cls.results = {os.path.basename(r["problem"]): r
-                       for r in (lint.lint_problem(p, TOL, TOL)
-                                 for p in lint.find_problems([cls.tmp.name]))}
+                       for r in (lint.lint_problem(os.path.join(cls.tmp.name, name), TOL, TOL)
+                                 for name in sorted(PROBLEMS))}
 
     @classmethod
     def tearDownClass(cls):
@@ -76,8 +76,14 @@ class LintTest(unittest.TestCase):
     def codes(self, name):
         return {f["code"] for f in self.results[name]["findings"]}
 
-    def test_finds_only_problems(self):
-        self.assertEqual(set(self.results), set(PROBLEMS))
+    def test_a_folder_is_refused_with_where_folders_are_walked(self):
+        # kforge lint-problems finds a folder's problems (src/problems, ProblemFiles) and
+        # hands the runner files; the runner walks no folder of its own.
+        err = io.StringIO()
+        with self.assertRaises(SystemExit) as e, contextlib.redirect_stderr(err):
+            lint.main(["--atol", json.dumps(TOL), "--rtol", json.dumps(TOL), self.tmp.name])
+        self.assertEqual(e.exception.code, 2)
+        self.assertIn("kforge lint-problems finds the problems in a folder", err.getvalue())
 
     def test_constant_zero_flagged(self):
         self.assertFalse(self.results["const_zero.py"]["ok"])
