@@ -186,6 +186,9 @@ def merge(args):
     for source in args.sources or list(VERSIONS):
         version = VERSIONS[source]
         rows = list(enumerate(manifest(args.corpus, source)))
+        if args.problems:  # these problems' kernels alone (e.g. a class found, re-run)
+            wanted = set(args.problems.split(","))
+            rows = [(i, m) for i, m in rows if m["problem"] in wanted]
         rows.sort(key=lambda r: hashlib.sha256(r[1]["path"].encode()).hexdigest())
         chosen = {}  # content key -> (row number, the first manifest row with that content)
         for row, m in rows:
@@ -336,6 +339,9 @@ def main():
     m.add_argument("--per-source", type=int)
     m.add_argument("--skip", type=int, default=0,
                    help="leave out the first SKIP kernels of each source (judged before)")
+    m.add_argument("--problems", default="",
+                   help="NAME,NAME: only these problems' kernels (the problem folder's name, "
+                        "e.g. 33_VanillaRNN), every level")
     m.add_argument("sources", nargs="*", help="default: " + " ".join(VERSIONS))
     for p in (s, c, m):
         p.add_argument("--corpus", default=os.path.join(ROOT, ".corpus"))

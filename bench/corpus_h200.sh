@@ -19,6 +19,7 @@
 # a fixed hash order, then N + STEP, ... while time is left; default all at once), STEP
 # (default N), SKIP (K: leave out each source's first K kernels, e.g. those an earlier store
 # holds under an older verdict format), DEADLINE (seconds after which a running bench is ended, default LIMIT + 90),
+# PROBLEMS (NAME,NAME: only these problems' kernels, e.g. 33_VanillaRNN,34_VanillaRNNHidden),
 # POLICY (kernelbench, the default, or strict: the store and the run's folder are kept per
 # policy, so the two resume apart), FLAGS (the bench's
 # evaluation flags; default no baselines and a 500 ms timing budget: agreement is about
@@ -50,7 +51,8 @@ while :; do
   left=$((limit - (SECONDS - start)))
   [ $left -ge 60 ] || break
   python3 "$root/bench/corpus_agreement.py" merge --corpus "$corpus" --into "$merged" \
-    ${n:+--per-source "$n"} --skip "${SKIP:-0}" "$@" >> "$out/machine.txt" || exit 1
+    ${n:+--per-source "$n"} --skip "${SKIP:-0}" ${PROBLEMS:+--problems "$PROBLEMS"} "$@" \
+    >> "$out/machine.txt" || exit 1
   problems=()
   for d in "$merged"/problems/*; do problems+=(--problems "$d"); done
   # KernelBench's acceptance: its policy, and the 1e-2 tolerances its harness used.
