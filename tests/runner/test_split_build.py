@@ -103,6 +103,20 @@ class PlanTest(unittest.TestCase):
         line = 3 + src.split("\n").index("torch::Tensor scale(torch::Tensor x) {") + 1
         self.assertIn('#line %d "/b/cuda.cu"\ntorch::Tensor scale' % line, host)
 
+    def test_device_library_includes_stay_in_cuda_cu(self):
+        # The host compiler of main.cpp cannot read CCCL's headers (nvcc alone is told where
+        # they are) nor device-only ones: such includes are the kernels' alone.
+        libs = ("#include <cub/cub.cuh>\n#include <thrust/device_ptr.h>\n#include <cuda/std/limits>\n"
+                "#include <cooperative_groups.h>\n#include <mma.h>\n")
+        src = EXT + libs + "#include <cstdint>\n" + KERNEL + HOST
+        state, out, _ = plan(src)
+        self.assertEqual(state, "split", out)
+        device, host = out["cuda_sources"][0], out["cpp_sources"][-1]
+        for line in libs.splitlines():
+            self.assertIn(line, device)
+            self.assertNotIn(line, host)
+        self.assertIn("#include <cstdint>", host)  # the standard library: both sides
+
     def test_a_full_launch_configuration_is_kept(self):
         src = EXT + KERNEL + HOST.replace("<<<(n + 255) / 256, 256>>>",
                                           "<<<dim3(g, 1), b, /* smem, */ 64, stream>>>")
@@ -350,6 +364,15 @@ class WorkerTest(WorkerCase):
         # The kernel's line in cuda.cu is the one load_inline's cuda.cu gives it.
         want = 3 + (EXT + KERNEL).split("\n").index(KERNEL.split("\n")[0]) + 1
         self.assertEqual(files["cuda.cu"].split("\n")[want - 1], KERNEL.split("\n")[0])
+
+    def test_kernels_that_include_cub_build_split(self):
+        # On an H100, host code that included cub/cub.cuh made the split fall back (g++ has no
+        # CCCL folder): the include is cuda.cu's alone now.
+        r, files, _ = self.build(EXT + "#include <cub/cub.cuh>\n" + KERNEL + HOST)
+        self.assertTrue(r["ok"], r)
+        self.assertEqual(r["split_build"], "used", r.get("split_build_why"))
+        self.assertNotIn("cub/cub.cuh", files["main.cpp"])
+        self.assertIn("#include <cub/cub.cuh>", files["cuda.cu"])
 
     def test_a_kernel_that_needs_torch_falls_back_to_the_usual_build(self):
         src = EXT + KERNEL.replace("x[i] * s", "kf_torch_only(x[i]) * s") + HOST
