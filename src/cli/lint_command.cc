@@ -51,7 +51,7 @@ int RunLint(const LintFlags& f) {
                 << p << "\n";
       return kExitUsage;
     }
-    files.insert(files.end(), found->begin(), found->end());
+    for (const auto& problem : *found) files.push_back(problem.path);
   }
   std::string python = f.python.empty() ? eval::DefaultPython() : f.python;
   std::string backend = f.backend.empty() ? backend::DefaultBackend() : f.backend;

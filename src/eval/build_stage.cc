@@ -187,14 +187,11 @@ std::optional<VerdictStatus> Evaluator::Impl::BuildStatic(Prepared& p) {
                        {"light_headers", opt.light_headers ? light.State() : "off"},
                        {"compiled_light", light.compiled_used},
                        {"compiled_light_fell_back", light.compiled_fell_back},
+                       {"split_build", opt.split_build ? split.State() : "off"},
+                       {"compiled_split", split.compiled_used},
                        {"deferred_to_run_time", unresolved}}});
   if (!light.why.empty()) v.stages.back().detail["light_headers_why"] = light.why;
-  {
-    auto& detail = v.stages.back().detail;
-    detail["split_build"] = opt.split_build ? split.State() : "off";
-    detail["compiled_split"] = split.compiled_used;
-    if (!split.why.empty()) detail["split_build_why"] = split.why;
-  }
+  if (!split.why.empty()) v.stages.back().detail["split_build_why"] = split.why;
   if (bindings.Any()) {  // only where something was compiled with cached bindings asked for
     auto& detail = v.stages.back().detail;
     detail["bindings"] = {{"cached", bindings.cached}, {"built", bindings.built},

@@ -22,7 +22,7 @@ bool DefinesModel(std::string_view source) {
   return false;
 }
 
-Result<std::vector<fs::path>> ProblemFiles(const fs::path& dir) {
+Result<std::vector<FoundProblem>> ProblemFiles(const fs::path& dir) {
   std::error_code ec;
   std::vector<fs::path> files;
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
@@ -31,10 +31,10 @@ Result<std::vector<fs::path>> ProblemFiles(const fs::path& dir) {
   }
   if (ec) return Status::IoError("cannot list " + dir.string() + ": " + ec.message());
   std::sort(files.begin(), files.end());
-  std::vector<fs::path> problems;
+  std::vector<FoundProblem> problems;
   for (const auto& f : files) {
     auto read = ReadFile(f);
-    if (read.ok() && DefinesModel(*read)) problems.push_back(f);
+    if (read.ok() && DefinesModel(*read)) problems.push_back({f, std::move(*read)});
   }
   return problems;
 }
@@ -45,14 +45,12 @@ Status Registry::AddFolder(const fs::path& dir) {
   size_t before = by_path_.size();
   auto files = ProblemFiles(dir);
   if (!files.ok()) return files.status();
-  for (const auto& f : *files) {
-    auto read = ReadFile(f);
-    if (!read.ok()) continue;
-    const std::string& text = *read;
+  for (auto& [f, text] : *files) {
     std::string rel = fs::relative(f, dir).replace_extension().generic_string();
     fs::path canonical = fs::canonical(f, ec);
     if (ec || !queue::ValidProblemId(rel)) continue;
-    Problem p{rel, fs::absolute(f), canonical, text, Sha256Hex(text)};
+    std::string hash = Sha256Hex(text);
+    Problem p{rel, fs::absolute(f), canonical, std::move(text), std::move(hash)};
     std::string key = canonical.string();
     ids_[rel] = key;
     std::string alias = eval::ProblemId(f);

@@ -20,10 +20,17 @@ namespace kf::problems {
 // `class Model:`. A candidate's `class ModelNew` is not one, nor is an indented class.
 bool DefinesModel(std::string_view source);
 
+// A problem file found under a folder (ProblemFiles), with the text it was judged a problem by.
+struct FoundProblem {
+  std::filesystem::path path;
+  std::string text;
+};
+
 // The problem files under `dir`, recursively: every *.py that DefinesModel, sorted by path (the
 // one walk of a problem folder: the registry, `kforge synth --against`, `kforge lint-problems`).
-// IoError when the folder cannot be listed; an empty list when it holds no problem.
-Result<std::vector<std::filesystem::path>> ProblemFiles(const std::filesystem::path& dir);
+// Each is read once, here. IoError when the folder cannot be listed; an empty list when it holds
+// no problem.
+Result<std::vector<FoundProblem>> ProblemFiles(const std::filesystem::path& dir);
 
 struct Problem {
   std::string id;                   // "level1/relu"

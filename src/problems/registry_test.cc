@@ -51,8 +51,9 @@ TEST_F(RegistryTest, ProblemFilesAreThePyFilesThatDefineModel) {
   auto files = ProblemFiles(root_ / "problems");
   ASSERT_TRUE(files.ok()) << files.status().message();
   ASSERT_EQ(files->size(), 2u);
-  EXPECT_EQ((*files)[0], root_ / "problems" / "level1" / "relu.py");
-  EXPECT_EQ((*files)[1], root_ / "problems" / "level2" / "gemm.py");
+  EXPECT_EQ((*files)[0].path, root_ / "problems" / "level1" / "relu.py");
+  EXPECT_EQ((*files)[1].path, root_ / "problems" / "level2" / "gemm.py");
+  EXPECT_EQ((*files)[0].text, kProblem);  // read once, by the walk
   auto none = ProblemFiles(root_ / "problems" / "level1" / "relu.py" / "nothing");
   EXPECT_FALSE(none.ok());
 }

@@ -5,7 +5,6 @@
 #include <set>
 #include <sstream>
 
-#include "common/files.h"
 #include "extract/python_parse.h"
 #include "problems/registry.h"
 #include "similarity/similarity.h"
@@ -278,10 +277,7 @@ Result<BenchmarkIndex> BenchmarkIndex::FromFolder(const std::filesystem::path& d
   auto files = problems::ProblemFiles(dir);
   if (!files.ok()) return Status::Invalid("--against: " + files.status().message());
   BenchmarkIndex idx;
-  for (const auto& f : *files) {
-    auto text = ReadFile(f);
-    if (text.ok()) idx.Add(std::filesystem::relative(f, dir).string(), *text);
-  }
+  for (const auto& f : *files) idx.Add(std::filesystem::relative(f.path, dir).string(), f.text);
   if (idx.size() == 0) return Status::Invalid("--against: no problem files under " + dir.string());
   return idx;
 }
