@@ -12,11 +12,15 @@ import sys
 import time
 
 import torch  # noqa: F401  (the point of the zygote: children inherit an imported torch)
-# ... and torch.utils.cpp_extension, which every candidate host imports (to put kforge's
-# load_inline in its place) and which imports setuptools: 0.28 s of every candidate's load on
-# the development machine before it moved here (execute.load_phases_ms.host_start). It finds
-# CUDA's folder without starting CUDA: a zygote that had started it could fork no candidate.
-import torch.utils.cpp_extension  # noqa: F401,E402
+# ... and what torch.utils.cpp_extension imports, which every candidate host imports (to put
+# kforge's load_inline in its place): setuptools and hipify cost 0.28 s of every candidate's
+# load on the development machine (execute.load_phases_ms.host_start); with them here the
+# child's own import takes 10 ms. Not cpp_extension itself: at import it asks
+# torch.cuda.is_available() (to find CUDA's folder), and asking that poisons fork: every
+# candidate forked after it fails "Cannot re-initialize CUDA in forked subprocess" (an H100 on
+# 2026-12-06 ran the red team with it here; tests/runner/test_zygote.py keeps it out).
+import setuptools  # noqa: F401,E402
+import torch.utils.hipify.hipify_python  # noqa: F401,E402
 
 if torch.cuda.is_initialized():
     raise RuntimeError("CUDA started in the zygote: its forked candidates could not use it")
