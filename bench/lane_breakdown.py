@@ -11,9 +11,10 @@ OUT is a `kforge bench --out` folder (results.json and verdicts.jsonl). The lane
   spawn                 the candidate's process started (execute.spawn_ms)
   load                  the candidate module loaded: import, load_inline of the built artifact
                         (execute.ms - spawn_ms); where verdicts carry execute.load_phases_ms
-                        (since 2026-12-06), its phases are printed under it: device_start
-                        (the process's CUDA context made), extension_wait, extension_load,
-                        code, model, to_device (runner/kforge_runner/candidate.py, op_load)
+                        (since 2026-12-06), its phases are printed under it: host_start
+                        (on a GPU, CUDA initialised for the process), device_start,
+                        extension_wait, extension_load, code, model, to_device
+                        (runner/kforge_runner/candidate.py, op_load)
   run-time builds       artifacts built while loading (execute.run_time_build_ms)
   trial inputs          inputs and the reference's outputs made per trial (correctness.prepare_ms)
   trial calls           the candidate's forward on each trial (correctness.call_ms)

@@ -25,6 +25,7 @@ json TimingFacts(const execute::ExecResult& r) {
           {"host_wait_ms", r.host_wait_ms},
           {"wall_gap_ms", r.wall_gap_ms},
           {"noop_ms", r.noop_ms},
+          {"noop_cpu_ms", r.noop_cpu_ms},
           {"spread", s.median_ms > 0 ? (s.p75_ms - s.p25_ms) / s.median_ms : 0.0},
           {"delay_us", t.delay_us},
           {"host_ms", t.host_ms},

@@ -158,9 +158,12 @@ struct ExecResult {
   double host_cpu_ms = 0;
   double host_wait_ms = 0;
   // The wall-clock bound's facts (JudgeWallClock): wall time per bounded call less the empty
-  // call's cost (the least over its measurements), and that empty call's cost.
+  // call's cost (the least over its measurements), that empty call's cost, and the CPU it took
+  // outside its timer (subtracted from the host's CPU per call where kernels run on the host's
+  // CPUs; 0 when unread).
   double wall_gap_ms = 0;
   double noop_ms = 0;
+  double noop_cpu_ms = 0;
   double spawn_ms = 0;
   // Where the load's time went in the candidate host, ms by phase (device_start, extension_wait,
   // extension_load, code, model, to_device: runner/kforge_runner/candidate.py, op_load).

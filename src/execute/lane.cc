@@ -1,5 +1,6 @@
 #include <unistd.h>
 
+#include <algorithm>
 #include <random>
 
 #include "common/affinity.h"
@@ -168,30 +169,48 @@ Result<std::vector<nlohmann::json>> Lane::Impl::PreparePool(const std::string& p
   return descs;
 }
 
-Result<double> Lane::Impl::NoopCost(const std::string& problem, int pool, uint64_t perturb_seed,
-                                    double delay_us, bool fresh) {
+int Lane::Impl::JudgePid(const std::string& problem) const {
+  if (untrusted.count(problem) == 0) return judge.child.pid();
+  if (confined && confined->problem == problem) return HostOf(confined->proc.pid);
+  return -1;
+}
+
+Result<EmptyCall> Lane::Impl::NoopCost(const std::string& problem, int pool,
+                                       uint64_t perturb_seed, double delay_us, bool fresh) {
   const auto key = std::make_pair(problem, delay_us);
-  auto it = noop_ms_per_call.find(key);
-  if (it != noop_ms_per_call.end() && !fresh) return it->second;
+  auto it = noop_per_call.find(key);
+  if (it != noop_per_call.end() && !fresh) return it->second;
   const int iters = 20;
   // On the CPU the empty call returns outputs like the reference's, and only what it costs
   // outside its timed part counts: an honest candidate's outputs are released outside its
   // timer too (16 MB given back to the system took 1-3 ms a call on a loaded 2-core machine,
   // which an empty call without outputs left in the gap: a false H07).
   const bool outputs = opt.backend == "cpu";
+  // The judge's CPU over the request, for the CPU bound (JudgeWallClock): the candidate host's
+  // CPU per call counts the same flush and input rewrite before each of its calls. Read only
+  // where the judge that answers is already running (a confined judge forked by this request
+  // was not).
+  const int pid = JudgePid(problem);
+  const HostTimes h0 = pid > 0 ? ReadHostTimes(pid) : HostTimes{};
   auto t0 = std::chrono::steady_clock::now();
   auto r = JudgeRequest(
       problem, requests::TimeNoop(problem, PoolNames(pool), iters, perturb_seed, delay_us, outputs),
       milliseconds(120000));
   if (!r.ok()) return r.status();
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const HostTimes cpu = pid > 0 && pid == JudgePid(problem) ? ReadHostTimes(pid) - h0 : HostTimes{};
+  double cpu_ms = cpu.process_cpu_ms;
   if (outputs) {
     BatchReply reply;
     ReadBatchReply(*r, &reply);
-    for (double v : reply.device_ms) ms -= v;
+    for (double v : reply.device_ms) {
+      ms -= v;
+      cpu_ms -= v;  // the outputs written inside the timer: the candidate's reported time
+    }
   }
-  noop_ms_per_call.emplace(key, ms / iters);  // keeps the first measurement
-  return ms / iters;
+  EmptyCall empty{ms / iters, std::max(0.0, cpu_ms / iters), cpu.ok};
+  noop_per_call.emplace(key, empty);  // keeps the first measurement
+  return empty;
 }
 
 Status Lane::Impl::TimeReference(const std::string& problem, const std::string& mode,

@@ -37,6 +37,16 @@ void ReadBatchReply(const nlohmann::json& r, BatchReply* reply);
 // measured here around the timed batches.
 Result<TimingResult> DriveTiming(const TimingOptions& opt, const BatchFn& batch);
 
+// What an empty timed call cost the judge, per call, outside its timer: wall time, and the CPU
+// time of all its threads (the cache flush before each call, on the CPU backend most of it).
+// cpu_ok is false where the judge's /proc times could not be read (or it was replaced during
+// the measurement).
+struct EmptyCall {
+  double ms = 0;
+  double cpu_ms = 0;
+  bool cpu_ok = false;
+};
+
 // A process the lane's zygote forked (a candidate host, or the confined judge of an untrusted
 // problem): its pid (the leader of its process group) and its private folder.
 struct ZygoteChild {
@@ -76,7 +86,7 @@ class Lane::Impl {
   int spawned = 0;
   // The judge's measured cost of an empty timed call given fresh inputs, by problem and GPU
   // delay: the inputs' size sets what rewriting them costs, the delay what the GPU waits.
-  std::map<std::pair<std::string, double>, double> noop_ms_per_call;
+  std::map<std::pair<std::string, double>, EmptyCall> noop_per_call;
 
   // A request to the judge that holds `problem`: `judge`, or the confined one of an untrusted
   // problem (forked and loaded first when it is not the current one; stopped when it dies or
@@ -100,8 +110,11 @@ class Lane::Impl {
                                                   uint64_t seed);
   // `fresh` measures again now (the machine's load may have changed) without replacing the
   // first measurement, which later candidates keep using.
-  Result<double> NoopCost(const std::string& problem, int pool, uint64_t perturb_seed,
-                          double delay_us, bool fresh = false);
+  // The pid whose /proc times are the judge of `problem` now (-1: its confined judge is not
+  // running).
+  int JudgePid(const std::string& problem) const;
+  Result<EmptyCall> NoopCost(const std::string& problem, int pool, uint64_t perturb_seed,
+                             double delay_us, bool fresh = false);
   // One batch of the reference in `mode` ("eager", "compile") timed by the judge: NotFound with
   // the judge's reason when the mode is unavailable (no torch.compile). For timed batches
   // (first > 0) the judge's main thread's waits for a CPU are added to `waited`.

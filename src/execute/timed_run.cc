@@ -98,14 +98,14 @@ bool CandidateRun::Time() {
   // candidate reports.
   auto noop = lane_.NoopCost(problem_, pool_size, perturb_seed, t->delay_us);
   if (!noop.ok()) return Infra("the judge failed to calibrate timing: " + noop.status().message());
-  double net = calls > 0 ? wall_sum / calls - *noop : 0;
+  double net = calls > 0 ? wall_sum / calls - noop->ms : 0;
   // The batches `net` is of: what the host did in them, what it reported, and the empty call's
   // cost subtracted from their wall time.
   struct Measured {
     HostTimes host;
     double reported_sum = 0;
     int calls = 0;
-    double noop_ms = 0;
+    EmptyCall noop;
     double per_call(double total) const { return calls > 0 ? total / calls : 0; }
   } gap_of{waited, reported_sum, calls, *noop};
   auto escaped = [&] { return BeyondBound(net, t->summary.median_ms); };
@@ -137,7 +137,7 @@ bool CandidateRun::Time() {
     if (s.code() == Code::kInvalidArgument)
       return Cheat("H08", "timing was tampered with: " + s.message());
     if (!s.ok()) return Failed("timing", "the timed calls", last_reply, last_timeout);
-    double round_net = wall_sum / calls - *again;
+    double round_net = wall_sum / calls - again->ms;
     if (round_net < net) gap_of = {waited, reported_sum, calls, *again};
     net = std::min(net, round_net);
     if (waited.ok) unqueued = std::min(unqueued, unqueued_of(round_net));
@@ -156,9 +156,11 @@ bool CandidateRun::Time() {
   // another round's).
   facts.cpu_bounds_work = path_.device().kernels_on_host_cpus && gap_of.host.ok;
   facts.host_cpu_per_call_ms = gap_of.per_call(gap_of.host.process_cpu_ms);
+  facts.empty_call_cpu_ms = gap_of.noop.cpu_ok ? gap_of.noop.cpu_ms : 0;
   const WallClock bound = JudgeWallClock(facts);
   out_.wall_gap_ms = net;
-  out_.noop_ms = gap_of.noop_ms;
+  out_.noop_ms = gap_of.noop.ms;
+  out_.noop_cpu_ms = facts.empty_call_cpu_ms;
   const std::string seen = "reported " + FormatNumber(t->summary.median_ms) +
                            " ms per call but the wall clock saw " + FormatNumber(net) + " ms";
   const std::string escaped_why =
@@ -168,7 +170,8 @@ bool CandidateRun::Time() {
                      FormatNumber(std::max(0.0, span.others_cpu_ms())) + " ms" +
                      (facts.cpu_bounds_work
                           ? ", all its threads used " + FormatNumber(facts.host_cpu_per_call_ms) +
-                                " ms of CPU per call"
+                                " ms of CPU per call (an empty call's flush and input rewrite " +
+                                FormatNumber(facts.empty_call_cpu_ms) + " ms of it)"
                           : std::string())
                : std::string());
   // The bound is ruled on with the timed outputs (JudgeTiming), once they are checked.

@@ -51,7 +51,7 @@ bool BeyondBound(double gap_ms, double median_ms) {
 WallClock JudgeWallClock(const WallClockFacts& f) {
   if (!BeyondBound(f.gap_ms, f.median_ms)) return WallClock::kWithin;
   if (f.cpu_bounds_work && f.host_times_ok && !f.host_has_children && f.mean_ms > 0 &&
-      !BeyondBound(f.host_cpu_per_call_ms, f.mean_ms)) {
+      !BeyondBound(f.host_cpu_per_call_ms - f.empty_call_cpu_ms, f.mean_ms)) {
     return WallClock::kWithin;
   }
   // The gap is a mean over calls; the median is not. Where the reported times' own mean

@@ -47,6 +47,9 @@ struct WallClockFacts {
   // thread's CPU per bounded call, in the batches the gap was measured on.
   bool cpu_bounds_work = false;
   double host_cpu_per_call_ms = 0;
+  // What an empty timed call's work outside the timer took of the judge's CPU, per call: the
+  // cache flush and the input rewrite that the host's CPU per call counts too (0 when unread).
+  double empty_call_cpu_ms = 0;
 };
 enum class WallClock { kWithin, kBusy, kEscaped };
 
@@ -58,7 +61,9 @@ enum class WallClock { kWithin, kBusy, kEscaped };
 // the host's own CPUs, work outside the timer costs CPU time: a host (no child process) whose
 // threads together used CPU per call within the same bound of the reported time did no work the
 // timer missed, and the gap is the judge's own delay (its thread or the reply preempted on a
-// loaded machine): kWithin. Never on a GPU, where work runs without the host's CPU.
+// loaded machine): kWithin. The host's CPU per call is taken less an empty call's CPU outside
+// its timer (the flush before each call: 6 ms of a 64 MiB flush against a 2 ms ReLU). Never on
+// a GPU, where work runs without the host's CPU.
 bool BeyondBound(double gap_ms, double median_ms);
 WallClock JudgeWallClock(const WallClockFacts& f);
 

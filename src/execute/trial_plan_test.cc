@@ -119,6 +119,28 @@ TEST(WallClock, OnTheHostsCpusItsCpuTimeProvesNoWorkEscaped) {
   EXPECT_EQ(JudgeWallClock(gpu), WallClock::kEscaped);
 }
 
+TEST(WallClock, TheFlushBeforeEachCallIsNotWorkThatEscaped) {
+  // Like the false H07 of a clean-clone CI run of 64d3dc0 (two loaded cores, the CPU flush at
+  // 64 MiB): an honest ReLU's wall clock saw about 4 ms a call more than an empty call's, and
+  // its host's threads used 8.5 ms of CPU a call, most of it the 64 MiB flush before each call,
+  // which the judge's empty call (the same flush) used as well. Counted whole: a cheat.
+  WallClockFacts honest = Facts(1.5, 4.0, 4.0);
+  honest.mean_ms = 1.5;
+  honest.cpu_bounds_work = true;
+  honest.host_cpu_per_call_ms = 8.0;
+  EXPECT_EQ(JudgeWallClock(honest), WallClock::kEscaped);
+  honest.empty_call_cpu_ms = 6.3;
+  EXPECT_EQ(JudgeWallClock(honest), WallClock::kWithin);
+  // A thread doing the real work outside the timer still spends CPU beyond the flush's.
+  WallClockFacts thread = honest;
+  thread.host_cpu_per_call_ms = 6.3 + 3.5;
+  EXPECT_EQ(JudgeWallClock(thread), WallClock::kEscaped);
+  // The empty call's CPU excuses nothing where the CPU proves nothing (a GPU's kernels).
+  WallClockFacts gpu = honest;
+  gpu.cpu_bounds_work = false;
+  EXPECT_EQ(JudgeWallClock(gpu), WallClock::kEscaped);
+}
+
 TEST(TimedOutputs, WrongWhenTimedIsACheatOnlyWhereTheUntimedCallsShowIt) {
   std::string why;
   // A call counter: every timed set wrong, or right sets turning wrong later.
