@@ -7,7 +7,8 @@ OUT is a `kforge bench --out` folder (results.json and verdicts.jsonl). The lane
 (results.json run.lane_busy_ms, summed over lanes) is split into:
 
   warm-ups              problems prepared ahead on idle lanes (run.warm_ms): the judge loading
-                        the reference and timing its baselines, once per problem
+                        the reference and calling it in each mode (torch.compile compiles),
+                        once per problem; until 2026-12-06 it timed the reference alone too
   spawn                 the candidate's process started (execute.spawn_ms)
   load                  the candidate module loaded: import, load_inline of the built artifact
                         (execute.ms - spawn_ms); where verdicts carry execute.load_phases_ms

@@ -32,6 +32,7 @@ eval::EvalOptions ToEvalOptions(const EvalFlags& f) {
   opt.light_headers = f.light_headers;
   opt.split_build = f.split_build;
   opt.cached_bindings = f.cached_bindings;
+  opt.prestart_host = f.prestart_host;
   opt.baselines = !f.no_baselines;
   opt.reward.significance = !f.no_significance;
   opt.exec.trials = f.trials;
@@ -84,6 +85,10 @@ void AddEvalFlags(CLI::App* app, EvalFlags* f, Lanes lanes) {
                 "code and link its kept object into every later candidate that binds the same "
                 "functions, with the same signatures, under the same extension name; any other "
                 "candidate, or one whose split fails, is built as load_inline writes it");
+  app->add_flag("--prestart-host", f->prestart_host,
+                "fork the next candidate's process as each candidate's run begins, so its start "
+                "(on a GPU, CUDA's initialisation) overlaps that run; it runs nothing of the "
+                "next candidate's until that run begins");
   if (lanes == Lanes::kOne) {
     app->add_option("--device", f->device, "GPU index (default 0)")
         ->check(CLI::NonNegativeNumber);

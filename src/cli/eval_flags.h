@@ -24,6 +24,7 @@ struct EvalFlags {
   bool light_headers = true;  // eval::EvalOptions::light_headers (--plain-headers turns it off)
   bool split_build = true;    // eval::EvalOptions::split_build (--no-split-build turns it off)
   bool cached_bindings = false;  // eval::EvalOptions::cached_bindings
+  bool prestart_host = false;    // eval::EvalOptions::prestart_host
   int trials = 5;
   uint64_t seed = 0;          // 0: fresh from the OS (--seed: eval, bench, feasibility only)
   double atol = -1, rtol = -1;  // float32 tolerances; negative: DefaultTolerances'

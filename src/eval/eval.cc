@@ -163,6 +163,7 @@ void RecordRun(const execute::ExecResult& r, const RuntimeBuilds& rb, const back
   }
   v.stages.push_back({"execute", loaded, r.spawn_ms + r.load_ms - rb.ms,
                       {{"spawn_ms", r.spawn_ms},
+                       {"host_prestarted", r.host_prestarted},
                        {"judge_peak_bytes", r.judge_peak_bytes},
                        {"candidate_peak_bytes", r.candidate_peak_bytes},
                        {"run_time_builds", rb.builds},
@@ -406,8 +407,11 @@ Status Evaluator::Warm(const fs::path& problem_path, int lane, bool problem_trus
   auto info = impl_->LoadOnLane(*ls, problem_path, problem_trusted, &hash);
   if (!info.ok()) return info.status();
   if (!impl_->opt.baselines) return Status::Ok();
-  auto b = impl_->GetBaselines(*ls, hash, *info);
-  return b.ok() ? Status::Ok() : b.status();
+  // With baselines on, every timed candidate's batches interleave the reference's (A/B/A), and
+  // its speedups come from those. A warm-up makes torch.compile compile, off the candidates'
+  // timing, and measures nothing: the reference timed alone (GetBaselines) is taken only when
+  // a verdict needs it (a run without interleaved batches).
+  return ls->lane->WarmReference(*info, impl_->opt.exec.timing, execute::DrawSeed());
 }
 
 int Evaluator::lanes() const { return static_cast<int>(impl_->lanes.size()); }

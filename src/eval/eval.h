@@ -58,6 +58,10 @@ struct EvalOptions {
   // samples), and cost one where they do not (PERFORMANCE.md, "Cached bindings"). The same
   // code in two units: not a verdict setting, as light headers are not.
   bool cached_bindings = false;
+  // Each lane forks the next candidate's host as a run begins (execute::LaneOptions::
+  // prestart_host): opt-in until a GPU shows the timing unmoved by a spare starting CUDA
+  // beside it. The same candidate process either way: not a verdict setting.
+  bool prestart_host = false;
   bool baselines = true;                  // time eager and torch.compile references
   // The candidate is the problem's own reference (`kforge feasibility`): trusted code that
   // builds no kernel, so neither a load_inline call nor the static rules are asked of it
@@ -133,8 +137,10 @@ class Evaluator {
   Result<ProblemFacts> Describe(const std::filesystem::path& problem_path, int lane = 0);
 
   // Does on `lane` the per-problem work the first passing candidate would otherwise do there:
-  // loads the reference and its outputs, and times the baselines (when enabled, once per
-  // problem and device, shared with every lane). Same lane rules as Execute.
+  // loads the reference and its outputs and, with baselines on, calls it once in each mode so
+  // torch.compile has compiled (LaneRunner::WarmReference). Nothing is timed: candidates'
+  // speedups come from the reference's batches interleaved with theirs. Same lane rules as
+  // Execute.
   Status Warm(const std::filesystem::path& problem_path, int lane = 0,
               bool problem_trusted = true);
 

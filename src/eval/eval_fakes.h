@@ -69,7 +69,8 @@ inline execute::ExecResult LaneFault(const std::string& code, const std::string&
 }
 
 struct FakeLane : LaneRunner {
-  std::atomic<int> readies{0}, loads{0}, baseline_timings{0}, runs{0}, restarts{0};
+  std::atomic<int> readies{0}, loads{0}, baseline_timings{0}, reference_warms{0}, runs{0},
+      restarts{0};
   std::optional<Status> ready_error, load_error, restart_error;
   // False: its judge or zygote died (a hook sets it); Restart makes it true again.
   std::atomic<bool> alive{true};
@@ -103,6 +104,11 @@ struct FakeLane : LaneRunner {
     Result<execute::BaselineResult> r = baselines.front();
     if (baselines.size() > 1) baselines.pop_front();
     return r;
+  }
+  Status WarmReference(const execute::ProblemInfo&, const execute::TimingOptions&,
+                       uint64_t) override {
+    ++reference_warms;
+    return Status::Ok();
   }
   execute::ExecResult Run(const std::string&, const execute::ProblemInfo&, const std::string&,
                           const execute::LoadInlineFn& load_inline,

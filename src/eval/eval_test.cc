@@ -258,6 +258,21 @@ TEST_F(EvaluatorTest, DisturbedBaselinesAreMeasuredAgainTwiceAtMostAndNeverStore
   EXPECT_EQ(StageOf(v, "baselines")->detail.value("disturbed", ""), "the judge waited for a CPU");
 }
 
+TEST_F(EvaluatorTest, AWarmUpCompilesTheReferenceAndTimesNothing) {
+  // Interleaved batches time the reference beside each candidate: a warm-up's own timing of
+  // it would be lane time no verdict uses (2026-12-06, an H100: warm-ups were half the lane).
+  auto ev = Make();
+  ASSERT_TRUE(ev->Warm(problem).ok());
+  EXPECT_EQ(lane().loads.load(), 1);
+  EXPECT_EQ(lane().reference_warms.load(), 1);
+  EXPECT_EQ(lane().baseline_timings.load(), 0);
+  Verdict v = ev->Evaluate(problem, candidate);  // TimedRun: with interleaved baselines
+  EXPECT_EQ(v.status, VerdictStatus::kOk);
+  EXPECT_EQ(lane().loads.load(), 1);  // the warm-up's load serves it
+  EXPECT_EQ(lane().baseline_timings.load(), 0);
+  EXPECT_DOUBLE_EQ(v.eager_ms.value_or(0), 2.0);  // the interleaved eager batches'
+}
+
 TEST_F(EvaluatorTest, BaselinesUndisturbedOnASecondTryAreStoredAndReused) {
   auto ev = Make();
   lane().run = [](int, const execute::LoadInlineFn&) { return TimedRun(1.0, std::nullopt); };

@@ -28,6 +28,10 @@ class RealLane : public LaneRunner {
                                                 uint64_t seed) override {
     return lane_->TimeBaselines(problem, opt, seed);
   }
+  Status WarmReference(const execute::ProblemInfo& problem, const execute::TimingOptions& opt,
+                       uint64_t seed) override {
+    return lane_->WarmReference(problem, opt, seed);
+  }
   execute::ExecResult Run(const std::string& problem_id, const execute::ProblemInfo& problem,
                           const std::string& code, const execute::LoadInlineFn& load_inline,
                           const execute::ExecOptions& opt) override {
@@ -130,6 +134,7 @@ Result<EvaluatorParts> RealParts(const EvalOptions& opt) {
     lo.backend = opt.backend;
     lo.device_index = devices[i];
     lo.work_dir = opt.cache_dir / "work" / ("lane" + std::to_string(i));
+    lo.prestart_host = opt.prestart_host;
     auto lane = execute::Lane::Start(lo);  // imports torch in the background from here on
     if (!lane.ok()) return lane.status();
     parts.lanes.push_back(std::make_unique<RealLane>(std::move(lane.value()), lo));

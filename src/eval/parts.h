@@ -38,6 +38,8 @@ class LaneRunner {
   virtual Result<execute::BaselineResult> TimeBaselines(const execute::ProblemInfo& problem,
                                                         const execute::TimingOptions& opt,
                                                         uint64_t seed) = 0;
+  virtual Status WarmReference(const execute::ProblemInfo& problem,
+                               const execute::TimingOptions& opt, uint64_t seed) = 0;
   // Never fails as a call: a crash, hang or lost judge comes back as the result's outcome
   // (kInfraError for the lane's own faults) and diagnostics.
   virtual execute::ExecResult Run(const std::string& problem_id,

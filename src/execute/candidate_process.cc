@@ -16,9 +16,14 @@ Status CandidateProcess::Spawn(const std::string& device, const std::filesystem:
                                const std::filesystem::path& jit_cache) {
   auto child = SpawnFromZygote(zygote_, "spawn", device, workdir, jit_cache);
   if (!child.ok()) return child.status();
-  child_ = std::move(child.value());
-  chan_ = std::move(child_.chan);
+  Adopt(std::move(child.value()));
   return Status::Ok();
+}
+
+void CandidateProcess::Adopt(ZygoteChild child) {
+  Stop();
+  child_ = std::move(child);
+  chan_ = std::move(child_.chan);
 }
 
 void CandidateProcess::Stop() {

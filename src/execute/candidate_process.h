@@ -29,6 +29,8 @@ class CandidateProcess {
   // `jit_cache`, when given, is the one other folder it may write (SpawnFromZygote).
   Status Spawn(const std::string& device, const std::filesystem::path& workdir,
                const std::filesystem::path& jit_cache = {});
+  // Takes a host the zygote forked already (Lane::Impl::TakeHost) as this process's.
+  void Adopt(ZygoteChild child);
 
   // Sends a request and serves the candidate's load_inline events until the answer comes.
   // Time spent building for it does not count against `timeout`. kTimeout when the answer is

@@ -38,6 +38,10 @@ struct LaneOptions {
   // Cores of its own for the judge, the zygote and the candidates it forks (common/affinity.h);
   // empty: every core, shared with builds.
   std::vector<int> cpus;
+  // Fork the next candidate's host as each candidate's run begins, so its start (on a GPU,
+  // CUDA's initialisation) overlaps this run instead of the next one's (Lane::Impl::TakeHost).
+  // Opt-in: while a run is timed the spare may be starting CUDA beside it.
+  bool prestart_host = false;
 };
 
 struct DeviceInfo {
@@ -165,6 +169,7 @@ struct ExecResult {
   double noop_ms = 0;
   double noop_cpu_ms = 0;
   double spawn_ms = 0;
+  bool host_prestarted = false;  // the run's host was the lane's spare (LaneOptions::prestart_host)
   // Where the load's time went in the candidate host, ms by phase (device_start, extension_wait,
   // extension_load, code, model, to_device: runner/kforge_runner/candidate.py, op_load).
   nlohmann::json load_phases_ms = nlohmann::json::object();
@@ -212,6 +217,10 @@ class Lane {
   // memory (FitTimingPool).
   Result<BaselineResult> TimeBaselines(const ProblemInfo& problem, const TimingOptions& opt,
                                        uint64_t seed);
+  // The reference's first calls in each mode, untimed, on the same rotation as TimeBaselines:
+  // torch.compile compiles in them, so a candidate's interleaved batches (A/B/A) find it
+  // compiled. A torch.compile that fails is left for those batches to report.
+  Status WarmReference(const ProblemInfo& problem, const TimingOptions& opt, uint64_t seed);
   ExecResult Run(const std::string& problem_id, const ProblemInfo& problem,
                  const std::string& code, const LoadInlineFn& load_inline,
                  const ExecOptions& opt);

@@ -67,6 +67,7 @@ Lane::Lane(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Lane::~Lane() {
   if (!impl_) return;
+  impl_->StopSpare();
   impl_->StopConfined();
   for (RunnerProc* p : {&impl_->judge, &impl_->zygote}) {
     if (p->chan.valid()) (void)p->chan.Send(requests::Bare("exit"));
@@ -167,6 +168,46 @@ Result<std::vector<nlohmann::json>> Lane::Impl::PreparePool(const std::string& p
     descs.push_back((*r)["slot"]);
   }
   return descs;
+}
+
+fs::path Lane::Impl::NextHostFolder() {
+  return opt.work_dir / ("cand-" + std::to_string(getpid()) + "-" + std::to_string(++spawned));
+}
+
+void Lane::Impl::StopSpare() {
+  if (!spare) return;
+  StopZygoteChild(zygote, &spare->proc);
+  spare.reset();
+}
+
+Result<ZygoteChild> Lane::Impl::TakeHost(const std::string& device, const fs::path& jit_cache,
+                                         bool* prestarted) {
+  *prestarted = false;
+  std::optional<ZygoteChild> host;
+  if (spare && spare->device == device && spare->jit_cache == jit_cache) {
+    // One whose start failed, or that something killed, gets no candidate: its end would be
+    // read as the candidate's crash.
+    auto r = zygote.Request(requests::Reap(spare->proc.pid, 0), milliseconds(10000));
+    if (r.ok() && r->value("running", false)) {
+      host = std::move(spare->proc);
+      spare.reset();
+      *prestarted = true;
+    } else if (r.ok() && !r->contains("running")) {
+      spare->proc.pid = -1;  // reaped just now: only its folder is left to remove
+    }
+  }
+  StopSpare();  // another device's or jit cache's, or one that ended
+  if (!host) {
+    auto fresh = SpawnFromZygote(zygote, "spawn", device, NextHostFolder(), jit_cache);
+    if (!fresh.ok()) return fresh.status();
+    host = std::move(fresh.value());
+  }
+  if (opt.prestart_host) {
+    // A spare that cannot be forked is no fault of this run: the next one forks its own host.
+    auto next = SpawnFromZygote(zygote, "spawn", device, NextHostFolder(), jit_cache);
+    if (next.ok()) spare = Spare{std::move(next.value()), device, jit_cache};
+  }
+  return std::move(*host);
 }
 
 int Lane::Impl::JudgePid(const std::string& problem) const {
@@ -285,6 +326,26 @@ Result<BaselineResult> Lane::TimeBaselines(const ProblemInfo& problem, const Tim
     }
   }
   return out;
+}
+
+Status Lane::WarmReference(const ProblemInfo& problem, const TimingOptions& opt, uint64_t seed) {
+  Impl& m = *impl_;
+  const int pool_size = FitTimingPool(opt.pool, problem.memory);
+  if (ReleaseBetweenPhases(problem.memory)) {
+    if (Status s = m.ReleaseSlots(problem.id, PoolNames(pool_size)); !s.ok()) return s;
+  }
+  auto pool = m.PreparePool(problem.id, pool_size, seed);
+  if (!pool.ok()) return pool.status();
+  for (const char* mode : {"eager", "compile"}) {
+    BatchReply reply;
+    HostTimes waited;
+    // torch.compile compiles on the first call: minutes, not seconds, on a cold cache.
+    Status s = m.TimeReference(problem.id, mode, PoolNames(pool_size),
+                               {0, std::max(opt.warmup_iters, 2), 0}, milliseconds(900000), &reply,
+                               &waited);
+    if (!s.ok() && std::string(mode) == "eager") return s;
+  }
+  return Status::Ok();
 }
 
 ExecResult Lane::Run(const std::string& problem_id, const ProblemInfo& problem,

@@ -84,6 +84,16 @@ class Lane::Impl {
   DeviceInfo device;
   bool ready = false;
   int spawned = 0;
+  // With LaneOptions::prestart_host, the next candidate's host: forked as a run begins so that
+  // its start (on a GPU, CUDA's initialisation: 327 of a 346 ms load on an H100, 2026-12-06)
+  // overlaps that run. It is confined from its start like any host and runs no candidate code
+  // until a run takes it.
+  struct Spare {
+    ZygoteChild proc;
+    std::string device;
+    std::filesystem::path jit_cache;
+  };
+  std::optional<Spare> spare;
   // The judge's measured cost of an empty timed call given fresh inputs, by problem and GPU
   // delay: the inputs' size sets what rewriting them costs, the delay what the GPU waits.
   std::map<std::pair<std::string, double>, EmptyCall> noop_per_call;
@@ -93,6 +103,13 @@ class Lane::Impl {
   // hangs, and by any other problem's request).
   Result<nlohmann::json> JudgeRequest(const std::string& problem, const nlohmann::json& msg,
                                       std::chrono::milliseconds timeout);
+  // A candidate host for `device` whose one writable folder beside its own is `jit_cache`:
+  // the spare when it matches and still runs (*prestarted), else one forked now into a fresh
+  // folder. With prestart_host the next spare is forked before it returns.
+  Result<ZygoteChild> TakeHost(const std::string& device, const std::filesystem::path& jit_cache,
+                               bool* prestarted);
+  void StopSpare();
+  std::filesystem::path NextHostFolder();
   // Forks a confined judge for `problem`, readies it and loads the problem; its load reply.
   Result<nlohmann::json> StartConfined(const std::string& problem);
   void StopConfined();

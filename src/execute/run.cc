@@ -75,11 +75,12 @@ bool CandidateRun::Stages(const ProblemInfo& problem) {
 }
 
 bool CandidateRun::Spawn() {
-  Status s = proc_.Spawn(lane_.DeviceName(),
-                         lane_.opt.work_dir / ("cand-" + std::to_string(getpid()) + "-" +
-                                               std::to_string(++lane_.spawned)),
-                         opt_.jit_cache);
-  return s.ok() || Infra(s.message());
+  bool prestarted = false;
+  auto host = lane_.TakeHost(lane_.DeviceName(), opt_.jit_cache, &prestarted);
+  if (!host.ok()) return Infra(host.status().message());
+  proc_.Adopt(std::move(host.value()));
+  out_.host_prestarted = prestarted;
+  return true;
 }
 
 Result<json> CandidateRun::Ask(const json& msg, milliseconds timeout) {
