@@ -12,8 +12,10 @@
 #             time (OUT/eval-*.jsonl, a line of numbers per run in OUT/eval.txt)
 #     redteam the CUDA red team under POLICY (strict) with the new timing (OUT/redteam.*)
 #     bench2  `kforge bench` twice over the same 30 honest samples (bench/make_candidates.py),
-#             the second evaluating all again, baselines too: per-sample speedup ratios
-#             (OUT/bench2.txt)
+#             the second evaluating all again, baselines too: per-sample ratios of the speedup
+#             and of the candidate's median (OUT/bench2.txt); SECOND_FLAGS are the second
+#             run's extra flags (e.g. --prestart-host: does a spare starting CUDA beside a
+#             timed run move its times?)
 # KB names a KernelBench checkout (default .corpus/KernelBench); KFORGE is a static build with
 # libkforge_sandbox.so beside it.
 set -uo pipefail
@@ -98,24 +100,30 @@ EOF
           $tmp/bench-cache/kforge.db 2>/dev/null
         KFORGE_CACHE=$tmp/bench-cache timeout ${BENCH_S:-280} "$kforge" bench --backend cuda --python python3 \
           "${pargs[@]}" --samples $tmp/wl/samples --out $tmp/bench-out-$run \
-          $([ $run = 2 ] && echo --no-reuse) > "$out/bench2-$run.log" 2>&1
+          $([ $run = 2 ] && echo --no-reuse ${SECOND_FLAGS:-}) > "$out/bench2-$run.log" 2>&1
         cp $tmp/bench-out-$run/results.json "$out/bench2-$run-results.json" 2>/dev/null
       done
       python3 - $tmp/bench-out-1/verdicts.jsonl $tmp/bench-out-2/verdicts.jsonl <<'EOF' | tee "$out/bench2.txt"
 import json, statistics, sys
-def load(p):
+def load(p, what):
     out = {}
     for line in open(p):
         r = json.loads(line)
         v = r.get("verdict", r)
-        s = (v.get("speedup") or {}).get("vs_eager")
+        s = what(v)
         if v.get("status") == "ok" and s:
             out[r.get("sample") or v["candidate"]["hash"]] = s
     return out
-a, b = load(sys.argv[1]), load(sys.argv[2])
-r = sorted(b[k] / a[k] for k in a if k in b)
-q = lambda f: r[min(len(r) - 1, int(f * len(r)))]
-print("samples", len(r), "ratio p10 %.3f median %.3f p90 %.3f min %.3f max %.3f" % (q(.1), q(.5), q(.9), r[0], r[-1]))
+for name, what in (("speedup vs eager", lambda v: (v.get("speedup") or {}).get("vs_eager")),
+                   ("candidate median ms", lambda v: (v.get("timing") or {}).get("candidate_ms", {}).get("median"))):
+    a, b = load(sys.argv[1], what), load(sys.argv[2], what)
+    r = sorted(b[k] / a[k] for k in a if k in b)
+    if not r:
+        print(name, ": no sample ok in both runs")
+        continue
+    q = lambda f: r[min(len(r) - 1, int(f * len(r)))]
+    print(name, "samples", len(r), "ratio run 2 / run 1 p10 %.3f median %.3f p90 %.3f min %.3f max %.3f"
+          % (q(.1), q(.5), q(.9), r[0], r[-1]))
 EOF
       ;;
     *) echo "unknown phase $phase" ;;
