@@ -249,5 +249,124 @@ TEST_F(CandidateProcessTest, AZygoteThatCannotForkIsAnError) {
   fs::remove_all(workdir_);  // made before the zygote was asked
 }
 
+// Lane::Impl::TakeHost (--prestart-host) against the same fake zygote: the lane's spare host.
+class TakeHostTest : public testing::Test {
+ protected:
+  TakeHostTest() {
+    lane_.zygote.what = "zygote";
+    lane_.zygote.service = "zygote";
+    lane_.zygote.chan = std::move(fake_.zygote.chan);
+    lane_.opt.work_dir = fs::path(testing::TempDir()) / ("take-host-" + std::to_string(getpid()));
+    lane_.opt.prestart_host = true;
+    // A request the lane never sent fails its read instead of waiting for ever.
+    timeval bound = {10, 0};
+    setsockopt(fake_.peer.fd(), SOL_SOCKET, SO_RCVTIMEO, &bound, sizeof bound);
+  }
+  ~TakeHostTest() override {
+    fake_.peer.Close();  // a spare still held is stopped at once, its reap unanswered
+    lane_.StopSpare();
+    fs::remove_all(lane_.opt.work_dir);
+  }
+  // The next request the lane sent, read byte by byte as TakeSpawn reads (a Channel's read
+  // ahead would swallow the next spawn's descriptor): a spawn or a plain one.
+  json NextSpawn() { return fake_.TakeSpawn().first; }
+  json NextRequest() { return fake_.TakeSpawn().first; }
+
+  // Forked before the fake zygote's sockets exist, so no copy of them outlives peer.Close().
+  Paused a_, b_, c_, d_, e_;
+  FakeZygote fake_;
+  Lane::Impl lane_;
+};
+
+TEST_F(TakeHostTest, EachRunAfterTheFirstTakesTheSpareForkedDuringTheOneBefore) {
+  bool prestarted = true;
+  fake_.Answer({{"ok", true}, {"pid", a_.pid}});
+  fake_.Answer({{"ok", true}, {"pid", b_.pid}});
+  auto first = lane_.TakeHost("cpu", {}, &prestarted);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  EXPECT_EQ(first->pid, a_.pid);
+  EXPECT_FALSE(prestarted);  // nothing was forked ahead of the first run
+  const json fork_a = NextSpawn(), fork_b = NextSpawn();
+  EXPECT_EQ(fork_a["workdir"], first->workdir.string());
+  EXPECT_NE(fork_b["workdir"], fork_a["workdir"]);  // the spare has a folder of its own
+  ASSERT_TRUE(lane_.spare.has_value());
+  EXPECT_EQ(lane_.spare->proc.pid, b_.pid);
+
+  // The spare still runs: the next run takes it, and the one after's spare is forked.
+  fake_.Answer({{"ok", true}, {"running", true}});
+  fake_.Answer({{"ok", true}, {"pid", c_.pid}});
+  auto second = lane_.TakeHost("cpu", {}, &prestarted);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->pid, b_.pid);
+  EXPECT_TRUE(prestarted);
+  EXPECT_EQ(second->workdir.string(), fork_b["workdir"]);
+  const json alive = NextRequest();
+  EXPECT_EQ(alive["op"], "reap");  // asked whether it still runs, without waiting
+  EXPECT_EQ(alive["pid"], b_.pid);
+  EXPECT_EQ(alive["timeout_s"], 0);
+  const json fork_c = NextSpawn();
+  EXPECT_EQ(lane_.spare->proc.pid, c_.pid);
+
+  // A spare that ended (its start failed, or it was killed) is given no candidate: its end
+  // would read as the candidate's crash. Its folder goes; the run gets a host forked now.
+  fake_.Answer({{"ok", true}, {"exit_code", 70}});
+  fake_.Answer({{"ok", true}, {"pid", d_.pid}});
+  fake_.Answer({{"ok", true}, {"pid", e_.pid}});
+  auto third = lane_.TakeHost("cpu", {}, &prestarted);
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ(third->pid, d_.pid);
+  EXPECT_FALSE(prestarted);
+  EXPECT_EQ(NextRequest()["op"], "reap");
+  EXPECT_FALSE(fs::exists(fork_c["workdir"].get<std::string>()));
+  EXPECT_EQ(NextSpawn()["op"], "spawn");
+  EXPECT_EQ(NextSpawn()["op"], "spawn");
+  EXPECT_EQ(lane_.spare->proc.pid, e_.pid);
+  // Nothing else was asked: a reaped spare is not killed or reaped again.
+  EXPECT_EQ(fake_.peer.Receive(milliseconds(0)).status().code(), Code::kTimeout);
+}
+
+TEST_F(TakeHostTest, ASpareForAnotherJitCacheIsStoppedNotGiven) {
+  bool prestarted = true;
+  fake_.Answer({{"ok", true}, {"pid", a_.pid}});
+  fake_.Answer({{"ok", true}, {"pid", b_.pid}});
+  ASSERT_TRUE(lane_.TakeHost("cpu", {}, &prestarted).ok());
+  (void)NextSpawn();
+  const json spare = NextSpawn();
+  // A Triton candidate's host may write its compiler's cache: the spare forked without one
+  // cannot serve it.
+  const fs::path jit = lane_.opt.work_dir / "jit";
+  fake_.Answer({{"ok", true}});  // the stopped spare's reap
+  fake_.Answer({{"ok", true}, {"pid", c_.pid}});
+  fake_.Answer({{"ok", true}, {"pid", d_.pid}});
+  auto host = lane_.TakeHost("cpu", jit, &prestarted);
+  ASSERT_TRUE(host.ok());
+  EXPECT_EQ(host->pid, c_.pid);
+  EXPECT_FALSE(prestarted);
+  int status = b_.Wait();
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);  // the spare was killed
+  EXPECT_EQ(NextRequest()["op"], "reap");
+  EXPECT_FALSE(fs::exists(spare["workdir"].get<std::string>()));
+  const json fresh = NextSpawn();
+  EXPECT_EQ(fresh["jit_cache"], jit.string());
+  EXPECT_EQ(NextSpawn()["jit_cache"], jit.string());  // the next spare serves the same cache
+}
+
+TEST_F(TakeHostTest, WithoutPrestartEveryRunForksItsOwn) {
+  lane_.opt.prestart_host = false;
+  bool prestarted = true;
+  fake_.Answer({{"ok", true}, {"pid", a_.pid}});
+  fake_.Answer({{"ok", true}, {"pid", b_.pid}});
+  auto first = lane_.TakeHost("cpu", {}, &prestarted);
+  auto second = lane_.TakeHost("cpu", {}, &prestarted);
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_EQ(first->pid, a_.pid);
+  EXPECT_EQ(second->pid, b_.pid);
+  EXPECT_FALSE(prestarted);
+  EXPECT_FALSE(lane_.spare.has_value());
+  EXPECT_EQ(NextSpawn()["op"], "spawn");
+  EXPECT_EQ(NextSpawn()["op"], "spawn");
+  EXPECT_EQ(fake_.peer.Receive(milliseconds(0)).status().code(), Code::kTimeout);
+}
+
 }  // namespace
 }  // namespace kf::execute
