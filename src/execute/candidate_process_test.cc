@@ -269,7 +269,6 @@ class TakeHostTest : public testing::Test {
   }
   // The next request the lane sent, read byte by byte as TakeSpawn reads (a Channel's read
   // ahead would swallow the next spawn's descriptor): a spawn or a plain one.
-  json NextSpawn() { return fake_.TakeSpawn().first; }
   json NextRequest() { return fake_.TakeSpawn().first; }
 
   // Forked before the fake zygote's sockets exist, so no copy of them outlives peer.Close().
@@ -286,7 +285,7 @@ TEST_F(TakeHostTest, EachRunAfterTheFirstTakesTheSpareForkedDuringTheOneBefore) 
   ASSERT_TRUE(first.ok()) << first.status().message();
   EXPECT_EQ(first->pid, a_.pid);
   EXPECT_FALSE(prestarted);  // nothing was forked ahead of the first run
-  const json fork_a = NextSpawn(), fork_b = NextSpawn();
+  const json fork_a = NextRequest(), fork_b = NextRequest();
   EXPECT_EQ(fork_a["workdir"], first->workdir.string());
   EXPECT_NE(fork_b["workdir"], fork_a["workdir"]);  // the spare has a folder of its own
   ASSERT_TRUE(lane_.spare.has_value());
@@ -304,7 +303,7 @@ TEST_F(TakeHostTest, EachRunAfterTheFirstTakesTheSpareForkedDuringTheOneBefore) 
   EXPECT_EQ(alive["op"], "reap");  // asked whether it still runs, without waiting
   EXPECT_EQ(alive["pid"], b_.pid);
   EXPECT_EQ(alive["timeout_s"], 0);
-  const json fork_c = NextSpawn();
+  const json fork_c = NextRequest();
   EXPECT_EQ(lane_.spare->proc.pid, c_.pid);
 
   // A spare that ended (its start failed, or it was killed) is given no candidate: its end
@@ -318,8 +317,8 @@ TEST_F(TakeHostTest, EachRunAfterTheFirstTakesTheSpareForkedDuringTheOneBefore) 
   EXPECT_FALSE(prestarted);
   EXPECT_EQ(NextRequest()["op"], "reap");
   EXPECT_FALSE(fs::exists(fork_c["workdir"].get<std::string>()));
-  EXPECT_EQ(NextSpawn()["op"], "spawn");
-  EXPECT_EQ(NextSpawn()["op"], "spawn");
+  EXPECT_EQ(NextRequest()["op"], "spawn");
+  EXPECT_EQ(NextRequest()["op"], "spawn");
   EXPECT_EQ(lane_.spare->proc.pid, e_.pid);
   // Nothing else was asked: a reaped spare is not killed or reaped again.
   EXPECT_EQ(fake_.peer.Receive(milliseconds(0)).status().code(), Code::kTimeout);
@@ -330,8 +329,8 @@ TEST_F(TakeHostTest, ASpareForAnotherJitCacheIsStoppedNotGiven) {
   fake_.Answer({{"ok", true}, {"pid", a_.pid}});
   fake_.Answer({{"ok", true}, {"pid", b_.pid}});
   ASSERT_TRUE(lane_.TakeHost("cpu", {}, &prestarted).ok());
-  (void)NextSpawn();
-  const json spare = NextSpawn();
+  (void)NextRequest();
+  const json spare = NextRequest();
   // A Triton candidate's host may write its compiler's cache: the spare forked without one
   // cannot serve it.
   const fs::path jit = lane_.opt.work_dir / "jit";
@@ -346,9 +345,9 @@ TEST_F(TakeHostTest, ASpareForAnotherJitCacheIsStoppedNotGiven) {
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);  // the spare was killed
   EXPECT_EQ(NextRequest()["op"], "reap");
   EXPECT_FALSE(fs::exists(spare["workdir"].get<std::string>()));
-  const json fresh = NextSpawn();
+  const json fresh = NextRequest();
   EXPECT_EQ(fresh["jit_cache"], jit.string());
-  EXPECT_EQ(NextSpawn()["jit_cache"], jit.string());  // the next spare serves the same cache
+  EXPECT_EQ(NextRequest()["jit_cache"], jit.string());  // the next spare serves the same cache
 }
 
 TEST_F(TakeHostTest, WithoutPrestartEveryRunForksItsOwn) {
@@ -363,8 +362,8 @@ TEST_F(TakeHostTest, WithoutPrestartEveryRunForksItsOwn) {
   EXPECT_EQ(second->pid, b_.pid);
   EXPECT_FALSE(prestarted);
   EXPECT_FALSE(lane_.spare.has_value());
-  EXPECT_EQ(NextSpawn()["op"], "spawn");
-  EXPECT_EQ(NextSpawn()["op"], "spawn");
+  EXPECT_EQ(NextRequest()["op"], "spawn");
+  EXPECT_EQ(NextRequest()["op"], "spawn");
   EXPECT_EQ(fake_.peer.Receive(milliseconds(0)).status().code(), Code::kTimeout);
 }
 

@@ -249,7 +249,7 @@ Result<EmptyCall> Lane::Impl::NoopCost(const std::string& problem, int pool,
       cpu_ms -= v;  // the outputs written inside the timer: the candidate's reported time
     }
   }
-  EmptyCall empty{ms / iters, std::max(0.0, cpu_ms / iters), cpu.ok};
+  EmptyCall empty{ms / iters, cpu.ok ? std::max(0.0, cpu_ms / iters) : 0.0};
   noop_per_call.emplace(key, empty);  // keeps the first measurement
   return empty;
 }
@@ -278,17 +278,25 @@ nlohmann::json Lane::Impl::GpuState(const std::string& problem) {
   return (*r)["state"];
 }
 
+Result<int> Lane::Impl::PrepareRotation(const ProblemInfo& problem, const TimingOptions& opt,
+                                        uint64_t seed) {
+  const int pool_size = FitTimingPool(opt.pool, problem.memory);
+  if (ReleaseBetweenPhases(problem.memory)) {
+    // A big problem's correctness slot, or another run's, does not stay beside the rotation.
+    if (Status s = ReleaseSlots(problem.id, PoolNames(pool_size)); !s.ok()) return s;
+  }
+  auto pool = PreparePool(problem.id, pool_size, seed);
+  if (!pool.ok()) return pool.status();
+  return pool_size;
+}
+
 Result<BaselineResult> Lane::TimeBaselines(const ProblemInfo& problem, const TimingOptions& opt,
                                            uint64_t seed) {
   Impl& m = *impl_;
   const std::string& problem_id = problem.id;
-  const int pool_size = FitTimingPool(opt.pool, problem.memory);
-  if (ReleaseBetweenPhases(problem.memory)) {
-    // A big problem's correctness slot, or another run's, does not stay beside the rotation.
-    if (Status s = m.ReleaseSlots(problem_id, PoolNames(pool_size)); !s.ok()) return s;
-  }
-  auto pool = m.PreparePool(problem_id, pool_size, seed);
-  if (!pool.ok()) return pool.status();
+  auto rotation = m.PrepareRotation(problem, opt, seed);
+  if (!rotation.ok()) return rotation.status();
+  const int pool_size = *rotation;
   BaselineResult out;
   for (const char* mode : {"eager", "compile"}) {
     std::string unavailable;
@@ -330,12 +338,9 @@ Result<BaselineResult> Lane::TimeBaselines(const ProblemInfo& problem, const Tim
 
 Status Lane::WarmReference(const ProblemInfo& problem, const TimingOptions& opt, uint64_t seed) {
   Impl& m = *impl_;
-  const int pool_size = FitTimingPool(opt.pool, problem.memory);
-  if (ReleaseBetweenPhases(problem.memory)) {
-    if (Status s = m.ReleaseSlots(problem.id, PoolNames(pool_size)); !s.ok()) return s;
-  }
-  auto pool = m.PreparePool(problem.id, pool_size, seed);
-  if (!pool.ok()) return pool.status();
+  auto rotation = m.PrepareRotation(problem, opt, seed);
+  if (!rotation.ok()) return rotation.status();
+  const int pool_size = *rotation;
   for (const char* mode : {"eager", "compile"}) {
     BatchReply reply;
     HostTimes waited;

@@ -38,13 +38,11 @@ void ReadBatchReply(const nlohmann::json& r, BatchReply* reply);
 Result<TimingResult> DriveTiming(const TimingOptions& opt, const BatchFn& batch);
 
 // What an empty timed call cost the judge, per call, outside its timer: wall time, and the CPU
-// time of all its threads (the cache flush before each call, on the CPU backend most of it).
-// cpu_ok is false where the judge's /proc times could not be read (or it was replaced during
-// the measurement).
+// time of all its threads (the cache flush before each call, on the CPU backend most of it;
+// 0 where the judge's /proc times could not be read, or it was replaced during the measurement).
 struct EmptyCall {
   double ms = 0;
   double cpu_ms = 0;
-  bool cpu_ok = false;
 };
 
 // A process the lane's zygote forked (a candidate host, or the confined judge of an untrusted
@@ -130,6 +128,9 @@ class Lane::Impl {
   // The pid whose /proc times are the judge of `problem` now (-1: its confined judge is not
   // running).
   int JudgePid(const std::string& problem) const;
+  // The timing rotation's slots filled from `seed` (FitTimingPool: fewer for big problems,
+  // other slots released first where ReleaseBetweenPhases says); its size.
+  Result<int> PrepareRotation(const ProblemInfo& problem, const TimingOptions& opt, uint64_t seed);
   Result<EmptyCall> NoopCost(const std::string& problem, int pool, uint64_t perturb_seed,
                              double delay_us, bool fresh = false);
   // One batch of the reference in `mode` ("eager", "compile") timed by the judge: NotFound with

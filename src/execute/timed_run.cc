@@ -156,7 +156,7 @@ bool CandidateRun::Time() {
   // another round's).
   facts.cpu_bounds_work = path_.device().kernels_on_host_cpus && gap_of.host.ok;
   facts.host_cpu_per_call_ms = gap_of.per_call(gap_of.host.process_cpu_ms);
-  facts.empty_call_cpu_ms = gap_of.noop.cpu_ok ? gap_of.noop.cpu_ms : 0;
+  facts.empty_call_cpu_ms = gap_of.noop.cpu_ms;
   const WallClock bound = JudgeWallClock(facts);
   out_.wall_gap_ms = net;
   out_.noop_ms = gap_of.noop.ms;
