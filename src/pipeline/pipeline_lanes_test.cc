@@ -98,7 +98,15 @@ TEST(Pipeline, EveryLaneGetsWork) {
   auto fake = std::make_unique<FakeStages>();
   FakeStages* f = fake.get();
   f->n_lanes = 2;
-  f->on_execute = [](const std::string&) { std::this_thread::sleep_for(20ms); };
+  // The first candidate to run holds its lane until another starts, so the test does not depend on
+  // builds outpacing one lane (on a loaded 2-core machine one lane could take every job).
+  Gate other_started;
+  std::atomic<int> started{0};
+  f->on_execute = [&](const std::string&) {
+    if (++started == 1) EXPECT_TRUE(other_started.Wait(10000ms)) << "no second lane took work";
+    else other_started.Open();
+    std::this_thread::sleep_for(20ms);
+  };
   Collector c;
   Pipeline p(std::move(fake), {.build_threads = 2, .queue_capacity = 8});
   for (int i = 0; i < 8; ++i) ASSERT_TRUE(p.Submit({"p.py", "good" + std::to_string(i)}, c.Fn()));
