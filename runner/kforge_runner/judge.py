@@ -10,6 +10,10 @@ them) and the loop that serves them. Its parts: problem.py (a problem's model, i
 their contract, the reference), slots.py (the memory it plans with and the shared buffers a
 trial runs on), check.py (a trial's inputs and outputs against the reference), timing.py (the
 reference's and the empty calls' timed calls).
+
+The confined judge of an untrusted problem is this class too (`main_confined`), but it makes no
+shared buffer: it borrows each from the trusted judge, which lends it (`op_lend`) and frees it
+when it is given back or the confined judge stops (`op_reclaim`); kforge carries the events.
 """
 import os
 import sys
@@ -44,6 +48,12 @@ class Judge:
         self.shm_dir = None
         self.exporter = None
         self.memory = None
+        # The confined judge borrows its shared buffers from the trusted judge (through kforge)
+        # instead of making them (transport.Borrower); the trusted judge keeps what it lent.
+        self.borrows = False
+        self.in_op = False  # answering a request: kforge reads events until the reply
+        self.lent = {}  # id -> (tensor, descriptor), on the trusted judge
+        self.lent_count = 0
 
     # ---- ops ---------------------------------------------------------------------------
     def op_hello(self, msg):
@@ -69,7 +79,10 @@ class Judge:
                          "l2_bytes": getattr(p, "L2_cache_size", 0)})
         else:
             info.update({"device_name": _cpu_name()})
-        self.exporter = transport.Exporter(self.device, self.shm_dir)
+        if self.borrows:
+            self.exporter = transport.Borrower(self.device, self.ask)
+        else:
+            self.exporter = transport.Exporter(self.device, self.shm_dir)
         self.memory = Memory(self.device, self.exporter)
         return info
 
@@ -211,11 +224,63 @@ class Judge:
             p.release()
         return {"ok": True}
 
+    def op_lend(self, msg):
+        """A shared buffer for the confined judge (its borrow event): made and kept here."""
+        if self.borrows:
+            return {"ok": False, "message": "a confined judge lends nothing"}
+        dtype = transport.DTYPES.get(msg["dtype"])
+        shape = msg["shape"]
+        if dtype is None:
+            return {"ok": False, "message": "no such dtype %r" % msg["dtype"]}
+        if any(d < 0 for d in shape) or len(shape) > 16:
+            return {"ok": False, "message": "not a tensor's shape: %r" % (shape,)}
+        nbytes = transport.numel(shape) * torch.empty((), dtype=dtype).element_size()
+        free = self.memory.free_bytes()
+        if self.memory.cuda() and nbytes > free:
+            return {"ok": False, "message": "a %d-byte buffer does not fit the device's %d free "
+                                            "bytes" % (nbytes, free)}
+        t, desc = self.exporter.new(shape, dtype, counted=False)
+        self.lent_count += 1
+        self.lent[self.lent_count] = (t, desc)
+        return {"ok": True, "buffer": desc, "id": self.lent_count}
+
+    def op_reclaim(self, msg):
+        ids = msg.get("ids")
+        freed = 0
+        for i in list(self.lent) if ids is None else ids:
+            got = self.lent.pop(i, None)
+            if got is None:
+                continue
+            t, desc = got
+            del t, got
+            self.exporter.release(desc, counted=False)
+            freed += 1
+        return {"ok": True, "freed": freed}
+
+    def ask(self, event, fields):
+        """Sends an event to kforge and returns its answer (the confined judge's borrowing).
+        Outside a request nobody reads events: a buffer given back then is reclaimed by kforge
+        when it stops this judge."""
+        if not self.in_op:
+            if event == "give_back":
+                return {"ok": True}
+            raise RuntimeError("the %s event is only sent while answering a request" % event)
+        msg = dict(fields, event=event)
+        self.chan.send(msg)
+        reply = self.chan.recv()
+        why = protocol.check_event_reply("judge", event, reply)
+        if why is not None:
+            raise RuntimeError(why)
+        if not reply.get("ok"):
+            raise RuntimeError("kforge could not %s a buffer: %s" % (
+                "lend" if event == "borrow" else "take back", reply.get("message", "?")))
+        return reply
+
     def _log_memory(self, msg, peak):
         """$KFORGE_JUDGE_MEMORY_LOG: a line per request with its peak and what is held after it
         (docs/PROTOCOL.md, "Memory", was measured with it)."""
         path = os.environ.get("KFORGE_JUDGE_MEMORY_LOG")
-        if not path:
+        if not path or self.borrows:  # a confined judge may write nothing outside its folder
             return
         slots = msg.get("slot") or ",".join(msg.get("slots", []))
         with open(path, "a") as f:
@@ -240,6 +305,7 @@ class Judge:
                 self.chan.send({"ok": False, "message": self.refusal})
                 continue
             memory = self.memory  # None until hello
+            self.in_op = True
             try:
                 if memory is not None:
                     memory.begin()
@@ -251,9 +317,11 @@ class Judge:
                          "traceback": traceback.format_exc()[-4000:]}
                 if memory is not None:
                     _fold_failed_peak(memory)
+            self.in_op = False
             self.chan.send(protocol.checked("judge", op, reply))
         for p in self.problems.values():
             p.release()
+        self.op_reclaim({})
         if self.shm_dir:
             try:
                 os.rmdir(self.shm_dir)
@@ -308,6 +376,7 @@ def main_confined(fd, spawn):
         refusal = "an untrusted problem runs only confined, and the sandbox is %s" % state
     j = Judge(Channel(fd), refusal)
     j.sandbox = state
+    j.borrows = True
     j.serve()
     return 0
 

@@ -48,7 +48,9 @@ class Exporter:
         self.native = None
         self.shared_bytes = 0
 
-    def new(self, shape, dtype):
+    def new(self, shape, dtype, counted=True):
+        """A buffer and its descriptor. `counted`: its device bytes are the judge's own
+        (`shared_bytes`); a buffer lent to a confined judge is counted there instead."""
         shape = list(shape)
         self.count += 1
         if self.device.type == "cpu":
@@ -61,7 +63,8 @@ class Exporter:
             nbytes = numel(shape) * _element_size(dtype)
             raw, handle = self.native.shared_alloc(nbytes, self.device.index or 0)
             t = raw.view(dtype).view(shape)
-            self.shared_bytes += nbytes
+            if counted:
+                self.shared_bytes += nbytes
             desc = {"kind": "cuda_raw", "handle": base64.b64encode(handle).decode(),
                     "nbytes": nbytes}
         else:  # before the helper is loaded: PyTorch's own sharing
@@ -70,7 +73,7 @@ class Exporter:
         desc.update({"shape": shape, "dtype": dtype_name(dtype)})
         return t, desc
 
-    def release(self, desc):
+    def release(self, desc, counted=True):
         """After the judge drops the buffer's tensor: a file is unlinked (the device memory of a
         cuda_raw buffer is freed with its tensor)."""
         if desc.get("kind") == "file":
@@ -78,8 +81,42 @@ class Exporter:
                 os.unlink(desc["path"])
             except OSError:
                 pass
-        elif desc.get("kind") == "cuda_raw":
+        elif desc.get("kind") == "cuda_raw" and counted:
             self.shared_bytes -= desc["nbytes"]
+
+
+class Borrower:
+    """The confined judge's exporter: it allocates no shared buffer itself but borrows each from
+    the trusted judge (through kforge: `ask` sends an event and returns its answer), and maps
+    it as a candidate would. A CUDA IPC handle a process in a pid namespace of its own exports
+    does not open in a sibling namespace (a candidate host's), one from the host's namespace
+    opens in any (docs/SECURITY.md); on the CPU the trusted judge's files outlive a confined
+    judge that is killed, and it removes them. `shared_bytes` counts the borrowed device
+    memory: this judge plans with it as its own."""
+
+    def __init__(self, device, ask):
+        self.device = torch.device(device)
+        self.ask = ask
+        self.native = None
+        self.shared_bytes = 0
+
+    def new(self, shape, dtype):
+        shape = list(shape)
+        reply = self.ask("borrow", {"shape": shape, "dtype": dtype_name(dtype)})
+        desc = dict(reply["buffer"])
+        if desc.get("shape") != shape or desc.get("dtype") != dtype_name(dtype):
+            raise RuntimeError("kforge lent a %s %s buffer for a %s %s one" % (
+                desc.get("dtype"), desc.get("shape"), dtype_name(dtype), shape))
+        t = open_buffer(desc, self.native)
+        if desc["kind"] == "cuda_raw":
+            self.shared_bytes += desc["nbytes"]
+        desc["lent"] = int(reply["id"])
+        return t, desc
+
+    def release(self, desc):
+        if desc.get("kind") == "cuda_raw":
+            self.shared_bytes -= desc["nbytes"]
+        self.ask("give_back", {"ids": [desc["lent"]]})
 
 
 def _element_size(dtype):

@@ -5,7 +5,6 @@
 #include <iostream>
 #include <memory>
 
-#include "backend/backend.h"
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
 #include "cli/http_flags.h"
@@ -40,14 +39,6 @@ int RunServe(ServeFlags& f) {
   f.serve.settings = eval::SettingsDigest(eo);
   serve::ProblemRegistry registry;
   registry.AllowInline(f.allow_inline_problems);
-  if (const backend::Device* d = backend::FindDevice(eo.backend);
-      f.allow_inline_problems && d != nullptr && !d->kernels_on_host_cpus) {
-    // Accepted, then each refused by the GPU lane (execute::Lane::LoadProblem): said once here.
-    std::cerr << "kforge serve: warning: inline problems are not judged on " << d->name
-              << " yet (their confined judge cannot share buffers with the candidate across pid "
-                 "namespaces): each ends infra_error with no reward; register problems with "
-                 "--problems\n";
-  }
   for (const auto& dir : f.problems) {
     if (auto s = registry.AddFolder(dir); !s.ok()) {
       std::cerr << "kforge serve: " << s.message() << "\n";

@@ -1,7 +1,8 @@
 // Zygote children, and the confined judge of an untrusted problem: problem text that came with
 // a request (a reward service's inline problem) runs only in a process forked from the zygote
 // and confined with a candidate's limits (no network, nothing writable but its own folder and
-// the shared buffers, rlimits, seccomp), never in the trusted judge.
+// the shared buffers, rlimits, seccomp), never in the trusted judge. It makes no shared buffer
+// itself: it borrows each from the trusted judge (ConfinedRequest).
 #include <signal.h>
 #include <unistd.h>
 
@@ -73,7 +74,29 @@ void Lane::Impl::StopConfined() {
   if (!confined) return;
   confined->judge.chan.Close();
   StopZygoteChild(zygote, &confined->proc);
+  const bool borrowed = confined->borrowed;
   confined.reset();
+  // What it borrowed and had not given back (it was killed, or stopped between requests).
+  if (borrowed) (void)judge.Request(requests::Reclaim(std::nullopt), milliseconds(60000));
+}
+
+Result<json> Lane::Impl::ConfinedRequest(const json& msg, milliseconds timeout) {
+  // Its shared buffers are the trusted judge's: a CUDA IPC handle exported in the confined
+  // judge's pid namespace would not open in the candidate host's (docs/SECURITY.md).
+  auto lend = [this](const json& event) -> Result<json> {
+    const std::string name = event["event"].get<std::string>();
+    if (name == "borrow") {
+      confined->borrowed = true;
+      auto r = judge.Request(requests::Lend(event), milliseconds(60000));
+      if (!r.ok()) return r.status();
+      return json{{"buffer", (*r)["buffer"]}, {"id", (*r)["id"]}};
+    }
+    auto r = judge.Request(requests::Reclaim(event["ids"].get<std::vector<int64_t>>()),
+                           milliseconds(60000));
+    if (!r.ok()) return r.status();
+    return json::object();
+  };
+  return confined->judge.Request(msg, timeout, lend);
 }
 
 Result<json> Lane::Impl::StartConfined(const std::string& problem) {
@@ -97,14 +120,14 @@ Result<json> Lane::Impl::StartConfined(const std::string& problem) {
     return s;
   };
   // hello refuses (ok: false) unless the sandbox was entered: see judge.main_confined.
-  auto hello = confined->judge.Request(requests::Hello(DeviceName()), opt.start_timeout);
+  auto hello = ConfinedRequest(requests::Hello(DeviceName()), opt.start_timeout);
   if (!hello.ok()) return fail(hello.status());
   if (!native_msg.is_null()) {
-    if (auto r = confined->judge.Request(native_msg, milliseconds(60000)); !r.ok()) {
+    if (auto r = ConfinedRequest(native_msg, milliseconds(60000)); !r.ok()) {
       return fail(r.status());
     }
   }
-  auto loaded = confined->judge.Request(untrusted.at(problem), milliseconds(300000));
+  auto loaded = ConfinedRequest(untrusted.at(problem), milliseconds(300000));
   if (!loaded.ok()) return fail(loaded.status());
   return loaded;
 }
@@ -118,7 +141,7 @@ Result<json> Lane::Impl::JudgeRequest(const std::string& problem, const json& ms
   if (!confined || confined->problem != problem) {
     if (auto r = StartConfined(problem); !r.ok()) return r.status();
   }
-  auto r = confined->judge.Request(msg, timeout);
+  auto r = ConfinedRequest(msg, timeout);
   // Gone or hung: the problem's own code did it. The next request forks a fresh judge.
   if (!r.ok() && r.status().code() != Code::kInternal) StopConfined();
   return r;

@@ -124,18 +124,6 @@ Result<ProblemInfo> Lane::LoadProblem(const std::string& id, const fs::path& pat
     impl_->untrusted.erase(id);
     r = impl_->JudgeRequest(id, msg, milliseconds(300000));
   } else {
-    // The confined judge shares its buffers through CUDA IPC from a pid namespace of its own,
-    // and the candidate host opens them from another: legacy CUDA IPC handles do not cross
-    // sibling pid namespaces ("invalid device context", seen on an H100, 2026-12-05), so every
-    // candidate would end runtime_error, a wrong reward. Refused, saying why, until the buffers
-    // are shared another way (docs/SECURITY.md, "Not defended").
-    const backend::Device* d = backend::FindDevice(impl_->opt.backend);
-    if (d != nullptr && !d->kernels_on_host_cpus) {
-      return Status::Unavailable(
-          "an inline (untrusted) problem cannot be judged on " + d->name +
-          " yet: its confined judge cannot share its buffers with the candidate across their "
-          "pid namespaces; register the problem with kforge serve --problems instead");
-    }
     impl_->untrusted[id] = msg;
     r = impl_->StartConfined(id);
   }

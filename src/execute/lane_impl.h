@@ -75,6 +75,7 @@ class Lane::Impl {
     std::string problem;
     ZygoteChild proc;
     RunnerProc judge;  // its channel, for Request
+    bool borrowed = false;  // the trusted judge lent it buffers: reclaimed when it stops
   };
   std::optional<Confined> confined;
   std::map<std::string, nlohmann::json> untrusted;  // problem id -> its load_problem message
@@ -108,6 +109,10 @@ class Lane::Impl {
                                bool* prestarted);
   void StopSpare();
   std::filesystem::path NextHostFolder();
+  // A request to the confined judge, its borrow and give_back events answered by the trusted
+  // judge's lend and reclaim.
+  Result<nlohmann::json> ConfinedRequest(const nlohmann::json& msg,
+                                         std::chrono::milliseconds timeout);
   // Forks a confined judge for `problem`, readies it and loads the problem; its load reply.
   Result<nlohmann::json> StartConfined(const std::string& problem);
   void StopConfined();

@@ -113,6 +113,18 @@ json ReleaseSlots(const std::string& problem, const std::vector<std::string>& ke
   return {{"op", "release_slots"}, {"problem", problem}, {"keep", keep}};
 }
 
+json Lend(const json& borrow_event) {
+  return {{"op", "lend"},
+          {"shape", borrow_event.value("shape", json())},
+          {"dtype", borrow_event.value("dtype", json())}};
+}
+
+json Reclaim(const std::optional<std::vector<int64_t>>& ids) {
+  json m = {{"op", "reclaim"}};
+  if (ids) m["ids"] = *ids;
+  return m;
+}
+
 json LoadInlineAnswer(bool ok, const std::string& so_path, const std::string& module_name,
                       const std::string& message) {
   return {{"ok", ok}, {"so_path", so_path}, {"module_name", module_name}, {"message", message}};

@@ -35,6 +35,12 @@ json TimeReference(const std::string& problem, const std::string& mode,
                    const std::vector<std::string>& slots, int first, int iters, double delay_us);
 // `problem`'s trial buffers handed back, but those of the slots named in `keep`.
 json ReleaseSlots(const std::string& problem, const std::vector<std::string>& keep);
+// A shared buffer the trusted judge makes for the confined judge's borrow event: the event's
+// shape and dtype, carried over (a non-array shape or a non-string dtype: left for the schema
+// check to refuse).
+json Lend(const json& borrow_event);
+// Lent buffers freed: those in `ids`, or (nullopt) every one.
+json Reclaim(const std::optional<std::vector<int64_t>>& ids);
 // A batch of empty calls: what a timed call costs around the call itself.
 json TimeNoop(const std::string& problem, const std::vector<std::string>& slots, int iters,
               uint64_t perturb_seed, double delay_us, bool outputs);

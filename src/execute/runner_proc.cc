@@ -25,7 +25,9 @@ std::string ReadTail(const std::filesystem::path& p, size_t max_bytes) {
 std::string RunnerProc::LogTail(size_t max_bytes) const { return ReadTail(log_path, max_bytes); }
 
 Result<nlohmann::json> RunnerProc::Request(const nlohmann::json& msg,
-                                           std::chrono::milliseconds timeout) {
+                                           std::chrono::milliseconds timeout,
+                                           const EventFn& on_event) {
+  using Clock = std::chrono::steady_clock;
   const protocol::Schema& schema = protocol::Embedded();
   if (auto s = schema.CheckRequest(service, msg); !s.ok()) {
     return Status::Internal("kforge broke the protocol: " + s.message());
@@ -34,14 +36,37 @@ Result<nlohmann::json> RunnerProc::Request(const nlohmann::json& msg,
     return Status::Unavailable("the " + what + " process is gone: " + s.message() + "\n" +
                                LogTail());
   }
-  auto r = chan.Receive(timeout);
-  if (!r.ok()) {
-    if (r.status().code() == Code::kTimeout) {
-      return Status::Timeout("the " + what + " did not answer '" + msg.value("op", "?") +
-                             "' within " + std::to_string(timeout.count() / 1000) + " s");
+  auto deadline = Clock::now() + timeout;
+  Result<nlohmann::json> r = Status::Internal("no reply");
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    r = chan.Receive(std::max(left, std::chrono::milliseconds(1)));
+    if (!r.ok()) {
+      if (r.status().code() == Code::kTimeout) {
+        return Status::Timeout("the " + what + " did not answer '" + msg.value("op", "?") +
+                               "' within " + std::to_string(timeout.count() / 1000) + " s");
+      }
+      return Status::Unavailable("the " + what + " process is gone: " + r.status().message() +
+                                 "\n" + LogTail());
     }
-    return Status::Unavailable("the " + what + " process is gone: " + r.status().message() +
-                               "\n" + LogTail());
+    if (!on_event || !r->is_object() || !r->contains("event")) break;
+    if (auto s = schema.CheckEvent(service, *r); !s.ok()) {
+      return Status::Internal("the " + what + " broke the protocol: " + s.message());
+    }
+    const std::string event = (*r)["event"].get<std::string>();
+    auto t0 = Clock::now();
+    Result<nlohmann::json> answer = on_event(*r);
+    deadline += Clock::now() - t0;
+    nlohmann::json out = answer.ok() ? *answer : nlohmann::json::object();
+    out["ok"] = answer.ok();
+    if (!answer.ok()) out["message"] = answer.status().message();
+    if (auto s = schema.CheckEventReply(service, event, out); !s.ok()) {
+      return Status::Internal("kforge broke the protocol: " + s.message());
+    }
+    if (auto s = chan.Send(out); !s.ok()) {
+      return Status::Unavailable("the " + what + " process is gone: " + s.message() + "\n" +
+                                 LogTail());
+    }
   }
   if (auto s = schema.CheckReplyTo(service, msg, *r); !s.ok()) {
     return Status::Internal("the " + what + " broke the protocol: " + s.message());

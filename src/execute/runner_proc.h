@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -21,9 +22,16 @@ struct RunnerProc {
   Channel chan;
   std::filesystem::path log_path;   // its stdout/stderr
 
+  // Answers an event the runner sent while answering a request (the confined judge's borrow
+  // and give_back): the answer's fields, or why it failed (sent as {"ok": false, "message"}).
+  using EventFn = std::function<Result<nlohmann::json>(const nlohmann::json& event)>;
+
   // Sends and waits; an answer {"ok": false, ...} becomes kInternal with the runner's message,
-  // and so does a request or an answer that breaks the protocol (common/protocol.h).
-  Result<nlohmann::json> Request(const nlohmann::json& msg, std::chrono::milliseconds timeout);
+  // and so does a request or an answer that breaks the protocol (common/protocol.h). With
+  // `on_event`, events that come before the reply are answered with it (the time that takes
+  // is not counted against `timeout`); without, an event breaks the protocol.
+  Result<nlohmann::json> Request(const nlohmann::json& msg, std::chrono::milliseconds timeout,
+                                 const EventFn& on_event = nullptr);
   // The last `max_bytes` of the log, for error messages.
   std::string LogTail(size_t max_bytes = 3000) const;
 };
