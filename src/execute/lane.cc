@@ -245,12 +245,15 @@ Result<EmptyCall> Lane::Impl::NoopCost(const std::string& problem, int pool,
 Status Lane::Impl::TimeReference(const std::string& problem, const std::string& mode,
                                  const std::vector<std::string>& slots, const BatchRequest& q,
                                  milliseconds timeout, BatchReply* reply, HostTimes* waited) {
-  const HostTimes h0 = ReadHostTimes(judge.child.pid());
+  // The judge that runs the reference: an untrusted problem's is its confined judge (read only
+  // when it was already running, as in NoopCost).
+  const int pid = JudgePid(problem);
+  const HostTimes h0 = pid > 0 ? ReadHostTimes(pid) : HostTimes{};
   auto r = JudgeRequest(
       problem, requests::TimeReference(problem, mode, slots, q.first, q.iters, q.delay_us), timeout);
   if (!r.ok()) return r.status();
   if (r->contains("unavailable")) return Status::NotFound((*r)["unavailable"].get<std::string>());
-  if (q.first > 0) *waited += ReadHostTimes(judge.child.pid()) - h0;
+  if (q.first > 0 && pid > 0 && pid == JudgePid(problem)) *waited += ReadHostTimes(pid) - h0;
   ReadBatchReply(*r, reply);
   return Status::Ok();
 }
