@@ -13,7 +13,8 @@ load_inline wrote into:
   include and the candidate's, on their lines) and without the PYBIND11_MODULE;
 - kforge_bindings.cpp: torch/extension.h, a declaration of each bound function (as the
   candidate wrote it, defaults left out), load_inline's PYBIND11_MODULE, byte for byte.
-Both are compiled by torch's builder with the same flags, and linked into one extension: the
+Both are compiled by torch's builder with the same flags (each through a precompiled header of
+its first include: pch.py), and linked into one extension: the
 same code as one main.cpp, in two translation units. The bindings' object is kept in the build
 cache under a key of its text, the extension's name, the flags asked for and the toolchain,
 and the next candidate with that key links it instead of compiling it (the flags torch's builder

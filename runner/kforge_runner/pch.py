@@ -1,4 +1,5 @@
-"""A precompiled torch/extension.h for load_inline's main.cpp.
+"""A precompiled torch/extension.h for load_inline's main.cpp (and torch/types.h for the host
+half of a cached-bindings build, whose main.cpp starts with that instead: bindings.py).
 
 Most of a C++ extension's compile time is GCC parsing torch's headers, and every load_inline
 build's main.cpp starts with `#include <torch/extension.h>`. So the build worker points torch's
@@ -30,12 +31,24 @@ import subprocess
 import sys
 import time
 
-WANT_FILE = "kforge-pch-want.json"
-MAX_PCHS = 4  # each is 0.3-0.7 GB; candidates almost all share one or two flag sets
+WANT_FILE = "kforge-pch-want.json"  # torch/extension.h's note; other headers' are named apart
+# Each is 0.3-0.7 GB (torch/types.h's less); candidates almost all share one or two flag sets,
+# and a cached-bindings build uses two headers' PCHs per set.
+MAX_PCHS = 6
 # The longest a main.cpp compile waits for its PCH to be made: 27 s on an idle H200 host,
 # 36.5 s under a full load of builds; nvcc on cuda.cu takes longer still.
 WAIT_S = 75
-_HEADER = os.path.join("torch", "extension.h")
+# The headers a PCH is made of: what a main.cpp's first line includes (load_inline's, or the
+# host half of a cached-bindings build's).
+_HEADERS = (os.path.join("torch", "extension.h"), os.path.join("torch", "types.h"))
+
+
+def want_file(rel):
+    """The note a compile of a unit starting with header `rel` leaves in its build folder: one
+    per header, since a cached-bindings build compiles one unit of each."""
+    if rel == _HEADERS[0]:
+        return WANT_FILE
+    return "kforge-pch-want-%s.json" % os.path.splitext(os.path.basename(rel))[0]
 _original_cxx = None
 
 
@@ -79,22 +92,34 @@ def _unit_source(args):
     return next((a for a in args if os.path.basename(a) in _UNITS), "")
 
 
-def _starts_with_extension(path):
+def _first_header(path):
+    """Which of _HEADERS the file's first line includes (relative to the include folder), or
+    None."""
     try:
         with open(path, errors="replace") as f:
-            return f.readline().strip() == "#include <torch/extension.h>"
+            line = f.readline().strip()
     except OSError:
-        return False
+        return None
+    for rel in _HEADERS:
+        if line == "#include <%s>" % rel.replace(os.sep, "/"):
+            return rel
+    return None
 
 
-def _torch_header(flags):
+def _torch_header(flags, rel):
     for i, a in enumerate(flags):
         d = flags[i + 1] if a in ("-isystem", "-I") and i + 1 < len(flags) else None
         if d is None and a.startswith("-I") and len(a) > 2:
             d = a[2:]
-        if d and os.path.isfile(os.path.join(d, _HEADER)):
-            return os.path.join(d, _HEADER)
+        if d and os.path.isfile(os.path.join(d, rel)):
+            return os.path.join(d, rel)
     return None
+
+
+def _header_rel(header):
+    """The one of _HEADERS an absolute header path is, or None."""
+    real = os.path.realpath(header)
+    return next((rel for rel in _HEADERS if real.endswith(os.sep + rel)), None)
 
 
 def _key(compiler, flags, header):
@@ -113,10 +138,8 @@ def cxx(argv):
     real = os.environ.get("KFORGE_REAL_CXX", "c++")
     root = os.environ.get("KFORGE_PCH_DIR", "")
     flags = _compile_of_main(argv) if root else None
-    # A cached-bindings build's main.cpp reads torch/types.h instead (bindings.py): no PCH.
-    if flags is not None and not _starts_with_extension(_unit_source(argv)):
-        flags = None
-    header = _torch_header(flags) if flags is not None else None
+    rel = _first_header(_unit_source(argv)) if flags is not None else None
+    header = _torch_header(flags, rel) if rel is not None else None
     if header:
         try:
             key = _key(shutil.which(real) or real, flags, header)
@@ -124,21 +147,21 @@ def cxx(argv):
             key = None
         if key:
             d = os.path.join(root, key)
-            use = os.path.isfile(os.path.join(d, _HEADER + ".gch"))
+            use = os.path.isfile(os.path.join(d, rel + ".gch"))
             note = {"key": key, "used": use, "compiler": real, "flags": flags, "header": header}
-            _note(note)
+            _note(rel, note)
             if not use and _worth_waiting(root, key):
-                use = _wait_for(root, key)
+                use = _wait_for(root, key, rel)
                 if use:
-                    _note(dict(note, used=True, waited=True))
+                    _note(rel, dict(note, used=True, waited=True))
             if use:
                 os.execvp(real, [real, "-I" + d] + argv)
     os.execvp(real, [real] + argv)
 
 
-def _note(want):
+def _note(rel, want):
     try:  # the build folder is ninja's working directory and writable in the sandbox
-        with open(WANT_FILE, "w") as f:
+        with open(want_file(rel), "w") as f:
             json.dump(want, f)
     except OSError:
         pass
@@ -185,10 +208,10 @@ def _held(lock_path):
         os.close(fd)
 
 
-def _wait_for(root, key, start_s=2.0):
-    """Waits while the PCH is being made: up to `start_s` for a maker to take its lock, then
-    until it lets go or KFORGE_PCH_WAIT_S has passed. True when the PCH exists."""
-    gch = os.path.join(root, key, _HEADER + ".gch")
+def _wait_for(root, key, rel, start_s=2.0):
+    """Waits while the PCH of header `rel` is being made: up to `start_s` for a maker to take
+    its lock, then until it lets go or KFORGE_PCH_WAIT_S has passed. True when it exists."""
+    gch = os.path.join(root, key, rel + ".gch")
     lock = os.path.join(root, key + ".lock")
     limit = _wait_limit()
     t0 = time.monotonic()
@@ -227,8 +250,7 @@ def trusted_want(want):
     if not isinstance(compiler, str) or not real or \
             os.path.realpath(shutil.which(compiler) or compiler) != os.path.realpath(real):
         return None
-    if not (isinstance(header, str) and os.path.isfile(header) and
-            os.path.realpath(header).endswith(os.sep + _HEADER)):
+    if not (isinstance(header, str) and os.path.isfile(header) and _header_rel(header)):
         return None
     if not isinstance(flags, list):
         return None
@@ -287,10 +309,11 @@ def make(root, want):
             # maker, and five concurrent builds on the H200 made five PCHs with a limit of 4.)
         tmp = final + ".tmp"
         shutil.rmtree(tmp, ignore_errors=True)
+        rel = _header_rel(want["header"])
         os.makedirs(os.path.join(tmp, "torch"))
-        os.symlink(want["header"], os.path.join(tmp, _HEADER))
+        os.symlink(want["header"], os.path.join(tmp, rel))
         cmd = ([want["compiler"]] + want["flags"] +
-               ["-x", "c++-header", want["header"], "-o", os.path.join(tmp, _HEADER + ".gch")])
+               ["-x", "c++-header", want["header"], "-o", os.path.join(tmp, rel + ".gch")])
         t0 = time.monotonic()
         r0 = os.times()
         with open(os.path.join(tmp, "build.log"), "w") as log:
@@ -359,13 +382,18 @@ _makers = []
 _started = set()  # keys this worker started a PCH build for
 
 
-def _read_want(build_dir):
-    try:
-        with open(os.path.join(build_dir, WANT_FILE)) as f:
-            want = json.load(f)
-    except (OSError, ValueError):
-        return None
-    return want if isinstance(want, dict) and isinstance(want.get("key"), str) else None
+def _read_wants(build_dir):
+    """The notes the build's compiles left, one per header."""
+    wants = []
+    for rel in _HEADERS:
+        try:
+            with open(os.path.join(build_dir, want_file(rel))) as f:
+                want = json.load(f)
+        except (OSError, ValueError):
+            continue
+        if isinstance(want, dict) and isinstance(want.get("key"), str):
+            wants.append(want)
+    return wants
 
 
 def _make(want):
@@ -390,26 +418,28 @@ def during_build(build_dir, make_missing):
     that PCH starts building, in parallel with the rest of this build."""
     if not make_missing or not os.environ.get("KFORGE_PCH_DIR"):
         return
-    want = _read_want(build_dir)
-    if want and not want.get("used"):
-        _make(want)
+    for want in _read_wants(build_dir):
+        if not want.get("used"):
+            _make(want)
 
 
 def after_build(build_dir, make_missing):
-    """What the build in `build_dir` did about a PCH: "used", "missing" or None (its main.cpp
-    was not compiled through the wrapper). With `make_missing`, a missing PCH is started."""
-    want = _read_want(build_dir)
-    try:
-        os.unlink(os.path.join(build_dir, WANT_FILE))
-    except OSError:
-        pass
-    if not want or not os.environ.get("KFORGE_PCH_DIR"):
+    """What the build in `build_dir` did about PCHs: "used" (every unit that could read one
+    did), "missing" (one at least had none) or None (no unit was compiled through the
+    wrapper). With `make_missing`, each missing PCH is started."""
+    wants = _read_wants(build_dir)
+    for rel in _HEADERS:
+        try:
+            os.unlink(os.path.join(build_dir, want_file(rel)))
+        except OSError:
+            pass
+    if not wants or not os.environ.get("KFORGE_PCH_DIR"):
         return None
-    if want.get("used"):
-        return "used"
+    missing = [w for w in wants if not w.get("used")]
     if make_missing:
-        _make(want)
-    return "missing"
+        for want in missing:
+            _make(want)
+    return "missing" if missing else "used"
 
 
 def stop():

@@ -28,6 +28,16 @@ MAIN = """#include <torch/extension.h>
 #include <torch/extension.h>
 int kf_call() { return kf_answer(); }
 """
+# torch/types.h's stand-in, and a cached-bindings build's host unit, which starts with it.
+TYPES = """#pragma once
+#include <array>
+#include <string>
+#include <unordered_map>
+inline int kf_types() { return static_cast<int>(std::string("types").size()); }
+"""
+HOST = """#include <torch/types.h>
+int kf_host() { return kf_types(); }
+"""
 
 
 class PchTest(unittest.TestCase):
@@ -38,6 +48,8 @@ class PchTest(unittest.TestCase):
         os.makedirs(os.path.join(self.inc, "torch"))
         with open(os.path.join(self.inc, "torch", "extension.h"), "w") as f:
             f.write(HEADER)
+        with open(os.path.join(self.inc, "torch", "types.h"), "w") as f:
+            f.write(TYPES)
         self.root = os.path.join(t, "pch")
         self.env = dict(os.environ, KFORGE_PCH_DIR=self.root, KFORGE_REAL_CXX="g++")
         os.environ["KFORGE_PCH_DIR"] = self.root  # what the worker's configure() sets
@@ -120,6 +132,50 @@ class PchTest(unittest.TestCase):
         self.assertNotEqual(want3["key"], want1["key"])
         self.assertEqual(pch.after_build(d3, False), "missing")
         self.assertFalse(os.path.exists(os.path.join(self.root, want3["key"])))
+
+    def test_a_cached_bindings_build_gets_a_pch_for_each_of_its_two_units(self):
+        # bindings.py's split: main.cpp starts with torch/types.h, kforge_bindings.cpp with
+        # torch/extension.h. Each leaves its own note, both PCHs are made, and the next build
+        # with the same flags reads both, its objects the same bytes.
+        def build(name):
+            d = os.path.join(self.tmp.name, name)
+            os.makedirs(d)
+            for unit, text in (("main.cpp", HOST), ("kforge_bindings.cpp", MAIN)):
+                with open(os.path.join(d, unit), "w") as f:
+                    f.write(text)
+                args = ["-MMD", "-MF", unit + ".d", "-DTORCH_EXTENSION_NAME=" + name,
+                        "-isystem", self.inc, "-fPIC", "-std=c++17", "-c",
+                        os.path.join(d, unit), "-o", unit + ".o", "-O2"]
+                r = subprocess.run([sys.executable, PCH_PY, "cxx"] + args, cwd=d, env=self.env,
+                                   capture_output=True, text=True)
+                self.assertEqual(r.returncode, 0, r.stderr)
+            objs = []
+            for unit in ("main.cpp", "kforge_bindings.cpp"):
+                with open(os.path.join(d, unit + ".o"), "rb") as f:
+                    objs.append(f.read())
+            notes = {}
+            for header in ("torch/extension.h", "torch/types.h"):
+                with open(os.path.join(d, pch.want_file(header))) as f:
+                    notes[header] = json.load(f)
+            return d, objs, notes
+
+        d1, objs1, notes1 = build("b1")
+        self.assertFalse(any(n["used"] for n in notes1.values()))
+        self.assertNotEqual(notes1["torch/types.h"]["key"], notes1["torch/extension.h"]["key"])
+        self.assertEqual(self.make(d1), ("missing", 2))
+        for header, note in notes1.items():
+            gch = os.path.join(self.root, note["key"], header + ".gch")
+            self.assertTrue(os.path.isfile(gch), (header, os.listdir(self.root)))
+        d2, objs2, notes2 = build("b2")
+        self.assertTrue(all(n["used"] for n in notes2.values()), notes2)
+        self.assertEqual(objs1, objs2)
+        self.assertEqual(pch.after_build(d2, True), "used")
+        # GCC really read the types.h one.
+        gch = os.path.join(self.root, notes2["torch/types.h"]["key"], "torch", "types.h.gch")
+        r = subprocess.run(["g++", "-H", "-I" + os.path.dirname(os.path.dirname(gch)),
+                            "-isystem", self.inc, "-fPIC", "-std=c++17", "-O2", "-fsyntax-only",
+                            os.path.join(d2, "main.cpp")], capture_output=True, text=True)
+        self.assertIn("! " + gch, r.stderr)
 
     def test_the_maker_started_by_a_configured_worker_makes_the_pch(self):
         # As in the build worker: configure() points $CXX at the wrapper, torch's ninja file
