@@ -6,7 +6,10 @@
 # compiles read a precompiled header, what the bindings did, and the total with the PCHs made
 # in the background (their own pch.json).
 #
-#   bench/bindings_cpu.sh KFORGE OUT [N]     (N = 6)
+#   [NAMES=own] bench/bindings_cpu.sh KFORGE OUT [N]     (N = 6)
+#
+# NAMES=own gives each sample its own extension name and function name (samples of many
+# models and runs), the same signature.
 #
 # Benchmarks, not tests: numbers go to docs/PERFORMANCE.md with the machine and the date.
 set -euo pipefail
@@ -27,13 +30,16 @@ bodies=(
 for ((i = 0; i < n; i++)); do
   body=${bodies[$((i % ${#bodies[@]}))]}
   python3 - "$root/examples/cpu/relu.py" "$out/cand$i.py" "$body" "$i" <<'EOF'
-import sys
+import os, sys
 src, dst, body, i = sys.argv[1:]
 text = open(src).read()
 old = "out[i] = v > 0.0f ? v : 0.0f;"
 assert old in text
 text = text.replace(old, body + "  // sample %s" % i)
 text = text.replace("#include <torch/extension.h>\n", "#include <torch/extension.h>\n#include <cmath>\n", 1)
+if os.environ.get("NAMES") == "own":  # each sample its own extension and function names
+    text = text.replace("kforge_cpu_relu", "kforge_cpu_relu_s%s" % i)
+    text = text.replace("relu_forward", "relu_forward_s%s" % i)
 open(dst, "w").write(text)
 EOF
 done

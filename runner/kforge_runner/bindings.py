@@ -10,15 +10,22 @@ same signatures: a red team's forty ReLUs, an RL group's samples of one problem.
 So, when asked (build_worker: msg["cached_bindings"]), the build's child splits the main.cpp
 load_inline wrote into:
 - main.cpp: the same lines with torch/extension.h read as torch/types.h (load_inline's own
-  include and the candidate's, on their lines) and without the PYBIND11_MODULE;
-- kforge_bindings.cpp: torch/extension.h, a declaration of each bound function (as the
-  candidate wrote it, defaults left out), load_inline's PYBIND11_MODULE, byte for byte.
+  include and the candidate's, on their lines), without the PYBIND11_MODULE, and after them a
+  forwarder per bound function (`kforge_fn_<i>`, calling it with its arguments forwarded) and
+  the arrays of the functions' names and docstrings;
+- kforge_bindings.cpp: torch/extension.h, a declaration of each forwarder (the function's
+  signature as the candidate wrote it, defaults left out) and a PYBIND11_MODULE that binds
+  forwarder i under name i with docstring i, as load_inline's binds the functions.
 Both are compiled by torch's builder with the same flags (each through a precompiled header of
-its first include: pch.py), and linked into one extension: the
-same code as one main.cpp, in two translation units. The bindings' object is kept in the build
-cache under a key of its text, the extension's name, the flags asked for and the toolchain,
-and the next candidate with that key links it instead of compiling it (the flags torch's builder
-used are checked against the ones it was compiled with).
+its first include: pch.py), and linked into one extension: the same functions bound under the
+same names, in two translation units. The bindings' text names no function and no extension,
+so it is the same for every candidate that binds functions of the same signatures. Its object
+is kept in the build cache under a key of its text, the flags asked for and the toolchain, and
+the next candidate with that key links it instead of compiling it: with its module init
+(`PyInit_<name>`, the one exported symbol PYBIND11_MODULE makes) renamed by objcopy when that
+candidate's extension has another name, and the module named after it when imported. The
+flags torch's builder used are checked against the ones it was compiled with, the extension's
+name aside.
 
 What the split cannot read it refuses (`plan` says why) and the build is load_inline's: a
 function not declared at namespace scope as `type name(params)`, a signature with a name that is
@@ -128,14 +135,39 @@ def _plan(main_text, functions, with_error_handling, dropped_macros):
     depth = _depths(code)
     declarations = [_declaration(code, depth, name) for name in names]
     usings = [m.group(0) for m in _USING.finditer(code) if depth[m.start()] == 0]
+    docs = functions if isinstance(functions, dict) else {n: n for n in names}
     host_lines = code_text.split("\n")
     for i, line in enumerate(host_lines):
         m = _EXTENSION.match(line)
         if m and mask[_offset(host_lines, i) + len(m.group(1))]:
             host_lines[i] = m.group(1) + "<torch/types.h>" + line[m.end():]
-    host = "\n".join(host_lines)
-    bindings = "\n".join(["#include <torch/extension.h>"] + usings +
-                         [d + ";" for d in declarations]) + "\n" + tail + "\n"
+    # The bindings name no function: each is bound through a forwarder, kforge_fn_<i>, whose
+    # name and docstring come from arrays the host unit defines, so candidates that bind other
+    # names with the same signatures share one bindings object. All hidden: two extensions in
+    # one process never resolve each other's.
+    hidden = '__attribute__((visibility("hidden")))'
+    forwarders, declared = [], []
+    for i, (name, (_text, ret, types)) in enumerate(zip(names, declarations)):
+        params = ", ".join("%s a%d" % (t, j) for j, t in enumerate(types))
+        args = ", ".join("std::forward<%s>(a%d)" % (t, j) for j, t in enumerate(types))
+        forwarders.append("%s %s kforge_fn_%d(%s) { return %s(%s); }" % (
+            hidden, ret, i, params, name, args))
+        declared.append("%s %s kforge_fn_%d(%s);" % (hidden, ret, i, ", ".join(types)))
+    arrays = ['extern %s const char* const kforge_fn_%s[%d];' % (hidden, what, len(names))
+              for what in ("names", "docs")]
+    values = {"names": ", ".join('"%s"' % n for n in names),
+              "docs": ", ".join('"%s"' % docs[n] for n in names)}
+    host_lines += ["// kforge cached bindings: what the shared bindings unit binds, by number"]
+    host_lines += forwarders + arrays + [
+        '%s const char* const kforge_fn_%s[%d] = {%s};' % (hidden, what, len(names), values[what])
+        for what in ("names", "docs")]
+    host = "\n".join(host_lines) + "\n"
+    wrap = "torch::wrap_pybind_function(kforge_fn_%d)" if with_error_handling else "kforge_fn_%d"
+    module = ["PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {"] + [
+        "m.def(kforge_fn_names[%d], %s, kforge_fn_docs[%d]);" % (i, wrap % i, i)
+        for i in range(len(names))] + ["}"]
+    bindings = "\n".join(["#include <torch/extension.h>"] + usings + declared + arrays +
+                         module) + "\n"
     return host, bindings
 
 
@@ -168,8 +200,9 @@ def _closing(code, i):
 
 
 def _declaration(code, depth, name):
-    """`name`'s declaration, `return-type name(params)` without defaults, from its declarations
-    and definition at namespace scope (all must agree)."""
+    """`name`'s declaration, `return-type name(params)` without defaults, its return type and
+    its parameters' types, from its declarations and definition at namespace scope (all must
+    agree)."""
     found = {}
     for m in re.finditer(r"\b%s\s*\(" % re.escape(name), code):
         if depth[m.start()] != 0:
@@ -184,9 +217,10 @@ def _declaration(code, depth, name):
         ret = _words(head, name, "return type")
         if not ret:
             raise Refused("%s has no return type" % name)
-        sig = "%s %s(%s)" % (ret, name, ", ".join(t for t, _ in params))
+        types = [t for t, _ in params if t]
+        sig = "%s %s(%s)" % (ret, name, ", ".join(types))
         text = "%s %s(%s)" % (ret, name, ", ".join(p for _, p in params))
-        found.setdefault(sig, text)
+        found.setdefault(sig, (text, ret, types))
     if not found:
         raise Refused("%s is not declared at namespace scope" % name)
     if len(found) > 1:
@@ -237,13 +271,33 @@ def _words(text, name, what):
     return " ".join(text.split())
 
 
-def key(bindings_text, name, spec, toolchain):
-    """The bindings' cache key: their text, the extension's name, the flags the spec asks for
-    and the toolchain (compiler, torch, Python) they are compiled with."""
-    parts = {"text": bindings_text, "name": name, "toolchain": toolchain,
+def key(bindings_text, spec, toolchain):
+    """The bindings' cache key: their text, the flags the spec asks for and the toolchain
+    (compiler, torch, Python) they are compiled with. Neither the extension's name nor its
+    functions' are in it: the text binds numbered forwarders, and a kept object is linked under
+    another extension's name with its module init renamed (`renamed_init`)."""
+    parts = {"text": bindings_text, "toolchain": toolchain,
              "spec": {k: spec.get(k) for k in ("extra_cflags", "extra_include_paths", "with_cuda",
                                                "extra_ldflags")}}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:40]
+
+
+_NAME_FLAG = re.compile(r"\s-DTORCH_EXTENSION_NAME=\S+")
+
+
+def same_flags(kept, now):
+    """Whether the flag lines a kept object was compiled with are the build's own but for the
+    extension's name."""
+    if kept is None or now is None:
+        return False
+    return [_NAME_FLAG.sub("", " " + line) for line in kept] == \
+        [_NAME_FLAG.sub("", " " + line) for line in now]
+
+
+def renamed_init(kept_name, name):
+    """objcopy's arguments that give a kept bindings object compiled for extension `kept_name`
+    the module init of `name` (PYBIND11_MODULE's PyInit_<name>; its other symbols are local)."""
+    return ["--redefine-sym", "PyInit_%s=PyInit_%s" % (kept_name, name)]
 
 
 def ninja_flags(build_dir):

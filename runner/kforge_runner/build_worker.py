@@ -192,15 +192,34 @@ def _with_cached_bindings(msg, kwargs, facts):
     if state != "split":
         facts.update(bindings="refused", bindings_why=detail)
         return real_jit(**captured)
-    key = bindings.key(detail, spec["name"], spec, msg.get("bindings_toolchain"))
+    key = bindings.key(detail, spec, msg.get("bindings_toolchain"))
     entry = os.path.join(msg.get("bindings_dir") or "", key)
     cached = bool(msg.get("bindings_dir")) and os.path.isfile(os.path.join(entry, "bindings.o"))
+    meta = {}
+    if cached:
+        try:
+            with open(os.path.join(entry, "meta.json")) as f:
+                meta = json.load(f)
+        except (OSError, ValueError):
+            meta = {}
     with open(main_path, "w") as f:
         f.write(host)
     args = dict(captured)
     if cached:
-        args["extra_ldflags"] = list(args.get("extra_ldflags") or []) + [
-            os.path.join(entry, "bindings.o")]
+        obj = os.path.join(entry, "bindings.o")
+        kept_name = meta.get("name") or spec["name"]
+        if kept_name != spec["name"]:
+            # Compiled for another extension: the same object with this one's module init.
+            objcopy = shutil.which("objcopy")
+            if objcopy is None:
+                raise RuntimeError("kforge: no objcopy to rename the cached bindings' module init")
+            renamed = os.path.join(out_dir, "kforge_bindings_linked.o")
+            r = subprocess.run([objcopy] + bindings.renamed_init(kept_name, spec["name"]) +
+                               [obj, renamed], capture_output=True, text=True)
+            if r.returncode != 0:
+                raise RuntimeError("kforge: objcopy failed on the cached bindings: " + r.stderr)
+            obj = renamed
+        args["extra_ldflags"] = list(args.get("extra_ldflags") or []) + [obj]
     else:
         path = os.path.join(out_dir, bindings.BINDINGS_FILE)
         with open(path, "w") as f:
@@ -208,14 +227,14 @@ def _with_cached_bindings(msg, kwargs, facts):
         args["sources"] = list(args["sources"]) + [path]
     facts.update(bindings="cached" if cached else "built", bindings_key=key)
     mod = real_jit(**args)
-    if cached:  # linked with an object compiled with other flags: not the build asked for
-        try:
-            with open(os.path.join(entry, "meta.json")) as f:
-                want = json.load(f).get("flags")
-        except (OSError, ValueError):
-            want = None
-        if want != bindings.ninja_flags(out_dir):
-            raise RuntimeError("kforge: the cached bindings %s were compiled with other flags" % key)
+    # Linked with an object compiled with other flags (the extension's name aside): not the
+    # build asked for.
+    if cached and not bindings.same_flags(meta.get("flags"), bindings.ninja_flags(out_dir)):
+        raise RuntimeError("kforge: the cached bindings %s were compiled with other flags" % key)
+    # pybind11 named the module after the extension the kept object was compiled for; Python
+    # found it by this one's init (common.load_extension renames it the same way).
+    if getattr(mod, "__name__", spec["name"]) != spec["name"]:
+        mod.__name__ = spec["name"]
     return mod
 
 
@@ -411,7 +430,8 @@ def _attempt_bindings(chan, msg, facts=True):
     state = result.get("bindings")
     if result.get("ok"):
         if state == "built":
-            _keep_bindings(msg["dir"], msg["bindings_dir"], result["bindings_key"])
+            _keep_bindings(msg["dir"], msg["bindings_dir"], result["bindings_key"],
+                           msg["spec"]["name"])
         if state in ("built", "cached"):  # a refused plan was load_inline's own build
             result["bindings_cpu_s"] = result["cpu_s"]
         return result
@@ -432,9 +452,10 @@ def _attempt_bindings(chan, msg, facts=True):
 MAX_BINDINGS = 256  # kept bindings' objects (a few MB each); the oldest go first
 
 
-def _keep_bindings(build_dir, root, key):
+def _keep_bindings(build_dir, root, key, name):
     """Publishes the bindings' object a build compiled (outside the candidate's sandbox, with
-    the flags torch's builder used) under `root`/`key`, in one rename."""
+    the flags torch's builder used and the extension's name its module init has) under
+    `root`/`key`, in one rename."""
     obj = os.path.join(build_dir, os.path.splitext(bindings.BINDINGS_FILE)[0] + ".o")
     flags = bindings.ninja_flags(build_dir)
     if not os.path.isfile(obj) or flags is None:
@@ -449,7 +470,7 @@ def _keep_bindings(build_dir, root, key):
         os.makedirs(tmp, exist_ok=True)
         shutil.copyfile(obj, os.path.join(tmp, "bindings.o"))
         with open(os.path.join(tmp, "meta.json"), "w") as f:
-            json.dump({"flags": flags}, f)
+            json.dump({"flags": flags, "name": name}, f)
         try:
             os.rename(tmp, os.path.join(root, key))
         except OSError:  # another build kept the same bindings first

@@ -82,8 +82,8 @@ void AddEvalFlags(CLI::App* app, EvalFlags* f, Lanes lanes) {
                 "--no-split-build: always the usual way");
   app->add_flag("--cached-bindings", f->cached_bindings,
                 "compile a load_inline main.cpp's PYBIND11_MODULE apart from the candidate's "
-                "code and link its kept object into every later candidate that binds the same "
-                "functions, with the same signatures, under the same extension name; any other "
+                "code and link its kept object into every later candidate that binds functions "
+                "of the same signatures, whatever their names and the extension's; any other "
                 "candidate, or one whose split fails, is built as load_inline writes it");
   app->add_flag("--prestart-host", f->prestart_host,
                 "fork the next candidate's process as each candidate's run begins, so its start "

@@ -43,13 +43,39 @@ class PlanTest(unittest.TestCase):
         self.assertEqual(host.split("\n")[:2], ["#include <torch/types.h>", "#include <torch/types.h>"])
         # Every line of the candidate's code stays on its line: compiler messages point where
         # load_inline's main.cpp would.
-        self.assertEqual(host.split("\n")[2:], main.split("\n")[2:host.count("\n") + 1])
+        lines = host.split("\n")
+        mark = lines.index("// kforge cached bindings: what the shared bindings unit binds, by number")
+        self.assertEqual(lines[2:mark], main.split("\n")[2:mark])
+        self.assertTrue(main.split("\n")[mark].startswith("PYBIND11_MODULE"))
         self.assertNotIn("PYBIND11_MODULE", host)
+        # The bindings bind a numbered forwarder; its name and docstring are the host's.
+        hidden = '__attribute__((visibility("hidden")))'
         self.assertEqual(text, "#include <torch/extension.h>\n"
-                               "torch::Tensor relu_forward(torch::Tensor x);\n"
+                               "%s torch::Tensor kforge_fn_0(torch::Tensor);\n"
+                               "extern %s const char* const kforge_fn_names[1];\n"
+                               "extern %s const char* const kforge_fn_docs[1];\n"
                                "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n"
-                               'm.def("relu_forward", torch::wrap_pybind_function(relu_forward), '
-                               '"relu_forward");\n}\n')
+                               "m.def(kforge_fn_names[0], "
+                               "torch::wrap_pybind_function(kforge_fn_0), kforge_fn_docs[0]);\n"
+                               "}\n" % (hidden, hidden, hidden))
+        tail = host.split("\n")[host.split("\n").index(
+            "// kforge cached bindings: what the shared bindings unit binds, by number") + 1:]
+        self.assertEqual(tail[0], "%s torch::Tensor kforge_fn_0(torch::Tensor a0) { return "
+                                  "relu_forward(std::forward<torch::Tensor>(a0)); }" % hidden)
+        self.assertIn('%s const char* const kforge_fn_names[1] = {"relu_forward"};' % hidden, tail)
+        self.assertIn('%s const char* const kforge_fn_docs[1] = {"relu_forward"};' % hidden, tail)
+
+    def test_the_bindings_of_other_names_with_the_same_signatures_are_one_text(self):
+        other = RELU.replace("relu_forward", "my_relu")
+        a, b = self.plan(RELU)[2], self.plan(other, ["my_relu"])[2]
+        self.assertEqual(a, b)
+        self.assertNotEqual(a, self.plan(RELU.replace("torch::Tensor x)", "torch::Tensor x, "
+                                                      "double s)"))[2])
+        # A docstring is the host's too.
+        main = main_of(RELU, {"relu_forward": "the doc"})
+        state, host, text = bindings.plan(main, {"relu_forward": "the doc"})
+        self.assertEqual((state, text), ("split", a))
+        self.assertIn('kforge_fn_docs[1] = {"the doc"};', host)
 
     def test_a_macro_whose_braces_balance_does_not_stop_the_split(self):
         cpp = ("#define CHECK(x) do { TORCH_CHECK((x).numel() > 0, \"empty\"); } while (0)\n"
@@ -62,7 +88,8 @@ class PlanTest(unittest.TestCase):
                "Tensor scale(const Tensor& input, double factor) { return input * factor; }\n")
         state, _, text = self.plan(cpp, ["scale"])
         self.assertEqual(state, "split")
-        self.assertIn("using namespace torch;\nTensor scale(const Tensor& x, double s);\n", text)
+        self.assertIn('using namespace torch;\n__attribute__((visibility("hidden"))) '
+                      'Tensor kforge_fn_0(const Tensor&, double);\n', text)
         other = cpp.replace("double factor", "int64_t factor")
         self.assertEqual(self.plan(other, ["scale"])[:2], ("refused", None))
 
@@ -131,18 +158,20 @@ class PlanTest(unittest.TestCase):
 
 
 TYPES_H = """#pragma once
+#include <utility>
 namespace torch { struct Tensor { float v; }; }
 """
-# PYBIND11_MODULE hands out the last function it binds, so a test can call it.
+# PYBIND11_MODULE's init (PyInit_<name>, as pybind11's) hands out the last function it binds
+# and the name it bound it under, so a test can call it.
 EXTENSION_H = """#pragma once
 #include <torch/types.h>
 namespace torch { template <class F> F wrap_pybind_function(F f) { return f; } }
-struct kf_module { void* last = nullptr;
-  template <class F> void def(const char*, F f, const char*) { last = (void*)f; } };
+struct kf_module { void* last = nullptr; const char* name = nullptr;
+  template <class F> void def(const char* n, F f, const char*) { last = (void*)f; name = n; } };
 #define KF_CAT2(a, b) a##b
 #define KF_CAT(a, b) KF_CAT2(a, b)
 #define PYBIND11_MODULE(name, m) static void kf_body(kf_module&); \\
-  extern "C" void* KF_CAT(kf_init_, name)() { static kf_module mod; kf_body(mod); return mod.last; } \\
+  extern "C" void* KF_CAT(PyInit_, name)() { static kf_module mod; kf_body(mod); return &mod; } \\
   static void kf_body(kf_module& m)
 """
 
@@ -221,6 +250,10 @@ class Value(ctypes.Structure):
     _fields_ = [("v", ctypes.c_float)]
 
 
+class Module(ctypes.Structure):
+    _fields_ = [("last", ctypes.c_void_p), ("name", ctypes.c_char_p)]
+
+
 class WorkerTest(WorkerCase):
     HEADERS = {"torch/types.h": TYPES_H, "torch/extension.h": EXTENSION_H}
 
@@ -228,12 +261,12 @@ class WorkerTest(WorkerCase):
         self.fake = FakeTorch(include)
         return self.fake
 
-    def build(self, cpp, cached=True, name="kf_ext"):
+    def build(self, cpp, cached=True, name="kf_ext", functions=("scale",)):
         d = self.artifact_dir()
         msg = {"op": "build", "dir": d, "pch_dir": "", "cached_bindings": cached,
                "bindings_dir": os.path.join(self.tmp.name, "bindings"),
                "light_dir": os.path.join(self.tmp.name, "light"),
-               "spec": {"name": name, "cpp_sources": [cpp], "functions": ["scale"]}}
+               "spec": {"name": name, "cpp_sources": [cpp], "functions": list(functions)}}
         if os.path.exists(self.fake.log):
             os.unlink(self.fake.log)
         result = build_worker.build(self.chan, msg)
@@ -241,11 +274,15 @@ class WorkerTest(WorkerCase):
             main = f.read()
         return result, main, d
 
-    def call(self, result, d, x):
+    def call(self, result, d, x, bound="scale"):
+        """The extension's function called on x, through its module init as Python would find
+        it (PyInit_<its name>); checks the name it is bound under."""
         lib = ctypes.CDLL(os.path.join(d, result["so_file"]))
-        init = getattr(lib, "kf_init_" + result["module_name"])
-        init.restype = ctypes.c_void_p
-        return ctypes.CFUNCTYPE(Value, Value)(init())(Value(x)).v
+        init = getattr(lib, "PyInit_" + result["module_name"])
+        init.restype = ctypes.POINTER(Module)
+        mod = init().contents
+        self.assertEqual(mod.name.decode(), bound)
+        return ctypes.CFUNCTYPE(Value, Value)(mod.last)(Value(x)).v
 
     def test_the_second_candidate_links_the_first_ones_bindings(self):
         r1, main1, d1 = self.build(SCALE % "2")
@@ -259,10 +296,17 @@ class WorkerTest(WorkerCase):
         self.assertEqual((r2["bindings"], r2["bindings_key"]), ("cached", r1["bindings_key"]))
         self.assertEqual(self.fake.compiled, ["main.cpp"])  # the bindings were not compiled
         self.assertEqual(self.call(r2, d2, 3.0), 15.0)  # its own code, through the kept bindings
-        # Another extension name is another module init: bindings of their own.
-        r3, _, _ = self.build(SCALE % "5", name="kf_other")
-        self.assertEqual(r3["bindings"], "built")
-        self.assertNotEqual(r3["bindings_key"], r1["bindings_key"])
+        # Another extension's name, and other function names with the same signature: the same
+        # kept object, its module init renamed for this extension, each function bound under
+        # its own name.
+        r3, _, d3 = self.build(SCALE % "7", name="kf_other")
+        self.assertEqual((r3["bindings"], r3["bindings_key"]), ("cached", r1["bindings_key"]))
+        self.assertEqual(self.fake.compiled, ["main.cpp"])
+        self.assertEqual(self.call(r3, d3, 3.0), 21.0)
+        r4, _, d4 = self.build((SCALE % "11").replace("scale(", "times("), name="kf_third",
+                               functions=["times"])
+        self.assertEqual((r4["bindings"], r4["bindings_key"]), ("cached", r1["bindings_key"]))
+        self.assertEqual(self.call(r4, d4, 3.0, bound="times"), 33.0)
 
     def test_a_split_that_does_not_build_is_built_as_load_inline_would(self):
         # The stand-in torch/types.h lacks what the code needs; torch/extension.h has it.
