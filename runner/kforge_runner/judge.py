@@ -239,6 +239,15 @@ class Judge:
         if self.memory.cuda() and nbytes > free:
             return {"ok": False, "message": "a %d-byte buffer does not fit the device's %d free "
                                             "bytes" % (nbytes, free)}
+        # What the untrusted problem may hold at once: the device's memory, or the machine's
+        # (a CPU buffer is a file in /dev/shm, memory once written).
+        limit = _lend_limit(self.memory)
+        held = sum(d.get("nbytes", transport.numel(d["shape"]) * t.element_size())
+                   for t, d in self.lent.values())
+        if held + nbytes > limit:
+            return {"ok": False, "message": "lending %d more bytes would hold %d, over the %d "
+                                            "an untrusted problem may" % (nbytes, held + nbytes,
+                                                                          limit)}
         t, desc = self.exporter.new(shape, dtype, counted=False)
         self.lent_count += 1
         self.lent[self.lent_count] = (t, desc)
@@ -327,6 +336,19 @@ class Judge:
                 os.rmdir(self.shm_dir)
             except OSError:
                 pass
+
+
+def _lend_limit(memory):
+    """The most bytes the trusted judge lends at once: the memory budget where one is set, else
+    the device's memory, else the machine's."""
+    if memory.budget:
+        return memory.budget
+    if memory.cuda():
+        return memory.plan_bytes()
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return 1 << 40
 
 
 def _fold_failed_peak(memory):

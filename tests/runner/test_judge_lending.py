@@ -151,6 +151,22 @@ class LendingTest(unittest.TestCase):
         self.assertEqual(self.trusted.lent, {})
         self.assertFalse(self.confined.op_lend({"shape": [2], "dtype": "float32"})["ok"])
 
+    def test_an_untrusted_problem_may_not_borrow_past_the_memory_it_could_hold(self):
+        # With a budget (the device's memory stand-in) of 1 MiB: 512 KiB lent, then 768 KiB
+        # more refused, and nothing made for it; given back, it may borrow again.
+        self.trusted.memory.budget = 1 << 20
+        ok = self.trusted.op_lend({"shape": [128, 1024], "dtype": "float32"})
+        self.assertTrue(ok["ok"], ok)
+        r = self.trusted.op_lend({"shape": [192, 1024], "dtype": "float32"})
+        self.assertFalse(r["ok"])
+        self.assertIn("over the 1048576", r["message"])
+        self.assertEqual(list(self.trusted.lent), [ok["id"]])
+        self.trusted.op_reclaim({"ids": [ok["id"]]})
+        self.assertTrue(self.trusted.op_lend({"shape": [192, 1024], "dtype": "float32"})["ok"])
+        # A shape whose size alone is absurd is refused before anything is made.
+        r = self.trusted.op_lend({"shape": [1 << 40, 1 << 20], "dtype": "float32"})
+        self.assertFalse(r["ok"])
+
     def test_a_give_back_outside_a_request_waits_for_the_reclaim(self):
         self.confined.op_prepare({"problem": "p", "slot": "main", "seed": 11})
         self.confined.in_op = False  # between requests kforge reads no events
