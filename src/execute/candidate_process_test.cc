@@ -14,6 +14,7 @@
 
 #include "common/process.h"
 #include "execute/requests.h"
+#include "execute/runner_fakes.h"
 
 namespace kf::execute {
 namespace {
@@ -59,14 +60,7 @@ struct Paused {
 struct FakeZygote {
   RunnerProc zygote;
   Channel peer;
-  FakeZygote() {
-    UniqueFd mine, theirs;
-    EXPECT_TRUE(SocketPair(&mine, &theirs).ok());
-    zygote.what = "zygote";
-    zygote.service = "zygote";
-    zygote.chan = Channel(std::move(mine));
-    peer = Channel(std::move(theirs));
-  }
+  FakeZygote() { peer = PlayRunner(&zygote, "zygote", "zygote"); }
   void Answer(const json& j) { EXPECT_TRUE(peer.Send(j).ok()); }
   // Reads the spawn request: its JSON and the host's end of the candidate's channel, which
   // travels with its first byte (Channel::SendWithFd).

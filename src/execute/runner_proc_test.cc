@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "execute/requests.h"
+#include "execute/runner_fakes.h"
 
 namespace kf::execute {
 namespace {
@@ -19,14 +20,7 @@ constexpr milliseconds kNow(10000);  // messages are already in the socket: neve
 struct FakeJudge {
   RunnerProc judge;
   Channel peer;
-  FakeJudge() {
-    UniqueFd mine, theirs;
-    EXPECT_TRUE(SocketPair(&mine, &theirs).ok());
-    judge.what = "untrusted problem's judge";
-    judge.service = "judge";
-    judge.chan = Channel(std::move(mine));
-    peer = Channel(std::move(theirs));
-  }
+  FakeJudge() { peer = PlayRunner(&judge, "untrusted problem's judge", "judge"); }
   void Say(const json& j) { EXPECT_TRUE(peer.Send(j).ok()); }
   json Heard() {
     auto r = peer.Receive(kNow);
