@@ -53,6 +53,12 @@ def http(method, url, body=None, raw=None, timeout=300, headers=None):
             code, text, hdrs = r.status, r.read().decode(), dict(r.headers)
     except urllib.error.HTTPError as e:
         code, text, hdrs = e.code, e.read().decode(), dict(e.headers)
+    except urllib.error.URLError as e:
+        # A server that refuses a large body may answer and close before the client has sent
+        # it all: the client then sees the connection broken, not the answer. Status None.
+        if raw is None or not isinstance(e.reason, (BrokenPipeError, ConnectionResetError)):
+            raise
+        return None, "the server closed the connection: %s" % e.reason, {}
     try:
         return code, json.loads(text), hdrs
     except ValueError:
