@@ -9,7 +9,8 @@ This file is the process: the requests it answers (op_<name>, as runner/protocol
 them) and the loop that serves them. Its parts: problem.py (a problem's model, its inputs and
 their contract, the reference), slots.py (the memory it plans with and the shared buffers a
 trial runs on), check.py (a trial's inputs and outputs against the reference), timing.py (the
-reference's and the empty calls' timed calls).
+reference's and the empty calls' timed calls), lending.py (the buffers lent to a confined
+judge).
 
 The confined judge of an untrusted problem is this class too (`main_confined`), but it makes no
 shared buffer: it borrows each from the trusted judge, which lends it (`op_lend`) and frees it
@@ -22,7 +23,7 @@ import traceback
 
 import torch
 
-from . import check, contract, protocol, sandbox, timing, transport
+from . import check, contract, lending, protocol, sandbox, timing, transport
 from .channel import Channel
 from .common import device_sync, load_extension, parse_fd, redirect_output
 from .problem import Problem
@@ -52,8 +53,7 @@ class Judge:
         # instead of making them (transport.Borrower); the trusted judge keeps what it lent.
         self.borrows = False
         self.in_op = False  # answering a request: kforge reads events until the reply
-        self.lent = {}  # id -> (tensor, descriptor), on the trusted judge
-        self.lent_count = 0
+        self.lender = lending.Lender()  # what the trusted judge lent
 
     # ---- ops ---------------------------------------------------------------------------
     def op_hello(self, msg):
@@ -228,43 +228,10 @@ class Judge:
         """A shared buffer for the confined judge (its borrow event): made and kept here."""
         if self.borrows:
             return {"ok": False, "message": "a confined judge lends nothing"}
-        dtype = transport.DTYPES.get(msg["dtype"])
-        shape = msg["shape"]
-        if dtype is None:
-            return {"ok": False, "message": "no such dtype %r" % msg["dtype"]}
-        if any(d < 0 for d in shape) or len(shape) > 16:
-            return {"ok": False, "message": "not a tensor's shape: %r" % (shape,)}
-        nbytes = transport.numel(shape) * torch.empty((), dtype=dtype).element_size()
-        free = self.memory.free_bytes()
-        if self.memory.cuda() and nbytes > free:
-            return {"ok": False, "message": "a %d-byte buffer does not fit the device's %d free "
-                                            "bytes" % (nbytes, free)}
-        # What the untrusted problem may hold at once: the device's memory, or the machine's
-        # (a CPU buffer is a file in /dev/shm, memory once written).
-        limit = _lend_limit(self.memory)
-        held = sum(d.get("nbytes", transport.numel(d["shape"]) * t.element_size())
-                   for t, d in self.lent.values())
-        if held + nbytes > limit:
-            return {"ok": False, "message": "lending %d more bytes would hold %d, over the %d "
-                                            "an untrusted problem may" % (nbytes, held + nbytes,
-                                                                          limit)}
-        t, desc = self.exporter.new(shape, dtype, counted=False)
-        self.lent_count += 1
-        self.lent[self.lent_count] = (t, desc)
-        return {"ok": True, "buffer": desc, "id": self.lent_count}
+        return self.lender.lend(self.exporter, self.memory, msg)
 
     def op_reclaim(self, msg):
-        ids = msg.get("ids")
-        freed = 0
-        for i in list(self.lent) if ids is None else ids:
-            got = self.lent.pop(i, None)
-            if got is None:
-                continue
-            t, desc = got
-            del t, got
-            self.exporter.release(desc, counted=False)
-            freed += 1
-        return {"ok": True, "freed": freed}
+        return self.lender.reclaim(self.exporter, msg.get("ids"))
 
     def ask(self, event, fields):
         """Sends an event to kforge and returns its answer (the confined judge's borrowing).
@@ -336,19 +303,6 @@ class Judge:
                 os.rmdir(self.shm_dir)
             except OSError:
                 pass
-
-
-def _lend_limit(memory):
-    """The most bytes the trusted judge lends at once: the memory budget where one is set, else
-    the device's memory, else the machine's."""
-    if memory.budget:
-        return memory.budget
-    if memory.cuda():
-        return memory.plan_bytes()
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError):
-        return 1 << 40
 
 
 def _fold_failed_peak(memory):

@@ -90,9 +90,9 @@ class LendingTest(unittest.TestCase):
         self.assertEqual(len(descs), 4)  # two inputs, two outputs
         for d in descs:
             self.assertEqual(os.path.dirname(d["path"]), self.trusted.shm_dir)
-            self.assertIn(d["lent"], self.trusted.lent)
+            self.assertIn(d["lent"], self.trusted.lender.lent)
         self.assertEqual(os.listdir(self.confined.shm_dir), [])
-        self.assertEqual(len(self.trusted.lent), 4)
+        self.assertEqual(len(self.trusted.lender.lent), 4)
         # The candidate's view (transport.open_buffer) is the confined judge's buffer.
         slot = self.confined.problems["p"].slots["main"]
         seen = transport.open_buffer(descs[0])
@@ -116,7 +116,7 @@ class LendingTest(unittest.TestCase):
         paths = [d["tensor"]["path"] for d in r["slot"]["inputs"]]
         self.assertTrue(all(os.path.exists(p) for p in paths))
         self.assertTrue(self.confined.op_release_slots({})["ok"])
-        self.assertEqual(self.trusted.lent, {})
+        self.assertEqual(self.trusted.lender.lent, {})
         self.assertFalse(any(os.path.exists(p) for p in paths))
         self.assertEqual(self.kforge.events.count("give_back"), 4)
 
@@ -139,7 +139,7 @@ class LendingTest(unittest.TestCase):
         reply = chan.replies[0]
         self.assertFalse(reply["ok"])
         self.assertIn("the trusted judge is out of memory", reply["message"])
-        self.assertEqual(self.trusted.lent, {})
+        self.assertEqual(self.trusted.lender.lent, {})
 
     def test_the_trusted_judge_refuses_what_is_not_a_buffer(self):
         for msg, why in [({"shape": [2, -1], "dtype": "float32"}, "shape"),
@@ -148,7 +148,7 @@ class LendingTest(unittest.TestCase):
             r = self.trusted.op_lend(msg)
             self.assertFalse(r["ok"], msg)
             self.assertIn(why, r["message"])
-        self.assertEqual(self.trusted.lent, {})
+        self.assertEqual(self.trusted.lender.lent, {})
         self.assertFalse(self.confined.op_lend({"shape": [2], "dtype": "float32"})["ok"])
 
     def test_an_untrusted_problem_may_not_borrow_past_the_memory_it_could_hold(self):
@@ -160,7 +160,7 @@ class LendingTest(unittest.TestCase):
         r = self.trusted.op_lend({"shape": [192, 1024], "dtype": "float32"})
         self.assertFalse(r["ok"])
         self.assertIn("over the 1048576", r["message"])
-        self.assertEqual(list(self.trusted.lent), [ok["id"]])
+        self.assertEqual(list(self.trusted.lender.lent), [ok["id"]])
         self.trusted.op_reclaim({"ids": [ok["id"]]})
         self.assertTrue(self.trusted.op_lend({"shape": [192, 1024], "dtype": "float32"})["ok"])
         # A shape whose size alone is absurd is refused before anything is made.
@@ -173,7 +173,7 @@ class LendingTest(unittest.TestCase):
         n = len(self.kforge.events)
         self.confined.problems["p"].release()
         self.assertEqual(len(self.kforge.events), n)
-        self.assertEqual(len(self.trusted.lent), 4)
+        self.assertEqual(len(self.trusted.lender.lent), 4)
         self.assertEqual(self.trusted.op_reclaim({})["freed"], 4)
 
 
