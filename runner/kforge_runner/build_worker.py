@@ -22,6 +22,7 @@ import traceback
 
 from . import bindings, light_headers, pch, protocol, sandbox, split_build, toolchain
 from .channel import Channel
+from .common import named
 
 BUILD_FILE_BYTES = 1024 * sandbox.MIB
 BUILD_CPU_SECONDS = 1800
@@ -231,11 +232,9 @@ def _with_cached_bindings(msg, kwargs, facts):
     # build asked for.
     if cached and not bindings.same_flags(meta.get("flags"), bindings.ninja_flags(out_dir)):
         raise RuntimeError("kforge: the cached bindings %s were compiled with other flags" % key)
-    # pybind11 named the module after the extension the kept object was compiled for; Python
-    # found it by this one's init (common.load_extension renames it the same way).
-    if getattr(mod, "__name__", spec["name"]) != spec["name"]:
-        mod.__name__ = spec["name"]
-    return mod
+    # Python found the module by this extension's init; pybind11 named it after the one the
+    # kept object was compiled for.
+    return named(mod, spec["name"])
 
 
 def _wait(chan, pid, tick=None):

@@ -131,11 +131,9 @@ class Host:
                 "extra_include_paths": extra_include_paths, "with_cuda": with_cuda,
                 "with_pytorch_error_handling": with_pytorch_error_handling}
         t0 = time.perf_counter()
-        self.chan.send({"event": "load_inline", "args": args})
-        reply = self.chan.recv()
+        reply, why = protocol.send_event(self.chan, "candidate", "load_inline", {"args": args})
         t1 = time.perf_counter()
         self._phase("extension_wait", t1 - t0)
-        why = protocol.check_event_reply("candidate", "load_inline", reply)
         if why is not None:
             raise CandidateError("internal", why)
         if not reply.get("ok"):

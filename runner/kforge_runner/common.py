@@ -15,10 +15,14 @@ def load_extension(path, module_name):
     spec = importlib.util.spec_from_file_location(module_name, path, loader=loader)
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
-    # Cached bindings compiled for another extension (bindings.py) made the module under that
-    # one's name; it is this one.
-    if getattr(module, "__name__", module_name) != module_name:
-        module.__name__ = module_name
+    return named(module, module_name)
+
+
+def named(module, name):
+    """`module` under the extension name it was imported by: cached bindings compiled for
+    another extension (bindings.py) made it under that one's name."""
+    if getattr(module, "__name__", name) != name:
+        module.__name__ = name
     return module
 
 

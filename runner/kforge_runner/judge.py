@@ -241,10 +241,7 @@ class Judge:
             if event == "give_back":
                 return {"ok": True}
             raise RuntimeError("the %s event is only sent while answering a request" % event)
-        msg = dict(fields, event=event)
-        self.chan.send(msg)
-        reply = self.chan.recv()
-        why = protocol.check_event_reply("judge", event, reply)
+        reply, why = protocol.send_event(self.chan, "judge", event, fields)
         if why is not None:
             raise RuntimeError(why)
         if not reply.get("ok"):

@@ -8,8 +8,6 @@ it is given back or kforge reclaims what a stopped confined judge held.
 """
 import os
 
-import torch
-
 from . import transport
 
 
@@ -26,7 +24,7 @@ class Lender:
             return {"ok": False, "message": "no such dtype %r" % msg["dtype"]}
         if any(d < 0 for d in shape) or len(shape) > 16:
             return {"ok": False, "message": "not a tensor's shape: %r" % (shape,)}
-        nbytes = transport.numel(shape) * torch.empty((), dtype=dtype).element_size()
+        nbytes = transport.numel(shape) * transport.element_size(dtype)
         free = memory.free_bytes()
         if memory.cuda() and nbytes > free:
             return {"ok": False, "message": "a %d-byte buffer does not fit the device's %d free "
@@ -34,8 +32,7 @@ class Lender:
         # What the untrusted problem may hold at once: the device's memory, or the machine's
         # (a CPU buffer is a file in /dev/shm, memory once written).
         limit = limit_of(memory)
-        held = sum(d.get("nbytes", transport.numel(d["shape"]) * t.element_size())
-                   for t, d in self.lent.values())
+        held = sum(t.numel() * t.element_size() for t, _ in self.lent.values())
         if held + nbytes > limit:
             return {"ok": False, "message": "lending %d more bytes would hold %d, over the %d "
                                             "an untrusted problem may" % (nbytes, held + nbytes,

@@ -109,6 +109,14 @@ def check_event_reply(service, event, reply):
                          "event reply")
 
 
+def send_event(chan, service, event, fields):
+    """Sends `service`'s `event` to kforge while answering a request, and waits for its answer:
+    (answer, None), or (answer, why the answer breaks the protocol)."""
+    chan.send(dict(fields, event=event))
+    answer = chan.recv()
+    return answer, check_event_reply(service, event, answer)
+
+
 def checked(service, op, reply):
     """`reply`, or (with KFORGE_PROTOCOL_CHECK=1) an error reply saying how it breaks the
     protocol: a runner bug shows where it is made, not as kforge's rejection of it."""

@@ -60,7 +60,7 @@ class Exporter:
             t = flat[:n].view(shape)
             desc = {"kind": "file", "path": path, "numel": n}
         elif self.native is not None and hasattr(self.native, "shared_alloc"):
-            nbytes = numel(shape) * _element_size(dtype)
+            nbytes = numel(shape) * element_size(dtype)
             raw, handle = self.native.shared_alloc(nbytes, self.device.index or 0)
             t = raw.view(dtype).view(shape)
             if counted:
@@ -119,7 +119,7 @@ class Borrower:
         self.ask("give_back", {"ids": [desc["lent"]]})
 
 
-def _element_size(dtype):
+def element_size(dtype):
     return torch.empty((), dtype=dtype).element_size()
 
 
