@@ -8,7 +8,6 @@ its own name. A sample whose signature differs compiles bindings of its own.
 
 Usage: cached_bindings_test.py --kforge build/kforge [--python /usr/bin/python3]
 """
-import argparse
 import os
 import shutil
 import subprocess
@@ -52,10 +51,7 @@ def sample(tmp, i, ext, fn, extra_param=False):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--kforge", required=True)
-    ap.add_argument("--python", default=os.environ.get("KFORGE_PYTHON", "/usr/bin/python3"))
-    a = ap.parse_args()
+    a = evalcli.command_line()
     if shutil.which("objcopy") is None:
         print("cached_bindings_test: objcopy (binutils) is needed, as g++ is")
         return 1

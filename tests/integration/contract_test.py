@@ -20,7 +20,6 @@ and `kforge lint-problems` prints the two problems' contracts.
 
 Usage: contract_test.py --kforge build/kforge [--python /usr/bin/python3]
 """
-import argparse
 import json
 import os
 import re
@@ -57,10 +56,7 @@ def trial(v, label):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--kforge", required=True)
-    ap.add_argument("--python", default=os.environ.get("KFORGE_PYTHON", "/usr/bin/python3"))
-    a = ap.parse_args()
+    a = evalcli.command_line()
     tmp = tempfile.mkdtemp(prefix="kforge-contract-test.")
     cache = os.environ.get("KFORGE_TEST_CACHE") or os.path.join(tmp, "cache")
     verdicts = {}

@@ -1,10 +1,20 @@
 """Shared by the small end-to-end tests of one `kforge eval` feature (memory_test.py,
 policy_test.py): a check that records failures, and a quick CPU evaluation as JSON."""
+import argparse
 import json
 import os
 import subprocess
 
 failures = []
+
+
+def command_line():
+    """The arguments every such test takes: --kforge (the binary) and --python (the runner's
+    interpreter, $KFORGE_PYTHON or /usr/bin/python3)."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kforge", required=True)
+    ap.add_argument("--python", default=os.environ.get("KFORGE_PYTHON", "/usr/bin/python3"))
+    return ap.parse_args()
 
 
 def check(cond, what):

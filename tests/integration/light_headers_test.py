@@ -8,7 +8,6 @@ key: built once, a cache hit the second time). The verdict has one key either wa
 
 Usage: light_headers_test.py --kforge build/kforge [--python /usr/bin/python3]
 """
-import argparse
 import os
 import shutil
 import sys
@@ -25,10 +24,7 @@ def build_stage(v):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--kforge", required=True)
-    ap.add_argument("--python", default=os.environ.get("KFORGE_PYTHON", "/usr/bin/python3"))
-    a = ap.parse_args()
+    a = evalcli.command_line()
     tmp = tempfile.mkdtemp(prefix="kforge-light-test.")
     cache = os.path.join(tmp, "cache")
     try:

@@ -10,7 +10,6 @@ what it started with is measured per request (docs/PROTOCOL.md, "Memory").
 
 Usage: memory_test.py --kforge build/kforge [--python /usr/bin/python3]
 """
-import argparse
 import os
 import shutil
 import sys
@@ -57,10 +56,7 @@ def stage(v, name):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--kforge", required=True)
-    ap.add_argument("--python", default=os.environ.get("KFORGE_PYTHON", "/usr/bin/python3"))
-    a = ap.parse_args()
+    a = evalcli.command_line()
     tmp = tempfile.mkdtemp(prefix="kforge-memory-test.")
     cache = os.environ.get("KFORGE_TEST_CACHE") or os.path.join(tmp, "cache")
     problem = os.path.join(tmp, "big_relu.py")

@@ -6,7 +6,6 @@ A decoy (PyTorch doing everything, the kernel's result thrown away) is cheat und
 
 Usage: policy_test.py --kforge build/kforge [--python /usr/bin/python3]
 """
-import argparse
 import os
 import shutil
 import sys
@@ -28,10 +27,7 @@ def codes(v):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--kforge", required=True)
-    ap.add_argument("--python", default=os.environ.get("KFORGE_PYTHON", "/usr/bin/python3"))
-    a = ap.parse_args()
+    a = evalcli.command_line()
     tmp = tempfile.mkdtemp(prefix="kforge-policy-test.")
     cache = os.environ.get("KFORGE_TEST_CACHE") or os.path.join(tmp, "cache")
 

@@ -8,7 +8,6 @@ no host is left running and no host's folder is left behind. And `kforge eval` w
 
 Usage: prestart_test.py --kforge build/kforge [--python /usr/bin/python3]
 """
-import argparse
 import json
 import os
 import shutil
@@ -49,10 +48,7 @@ def leftovers(cache):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--kforge", required=True)
-    ap.add_argument("--python", default=os.environ.get("KFORGE_PYTHON", "/usr/bin/python3"))
-    a = ap.parse_args()
+    a = evalcli.command_line()
     tmp = tempfile.mkdtemp(prefix="kf-prestart-")
     cache = os.path.join(tmp, "cache")
     try:

@@ -8,7 +8,6 @@ answer the capped reward.
 
 Usage: timing_test.py --kforge build/kforge [--python /usr/bin/python3]
 """
-import argparse
 import json
 import os
 import shutil
@@ -33,10 +32,7 @@ def stage(v, name):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--kforge", required=True)
-    ap.add_argument("--python", default=os.environ.get("KFORGE_PYTHON", "/usr/bin/python3"))
-    a = ap.parse_args()
+    a = evalcli.command_line()
     cache = tempfile.mkdtemp(prefix="kf-timing-")
     try:
         v = evaluate(a, cache, 1)
