@@ -106,8 +106,9 @@ bool CandidateRun::Time() {
     double reported_sum = 0;
     int calls = 0;
     EmptyCall noop;
+    double wall_sum = 0;
     double per_call(double total) const { return calls > 0 ? total / calls : 0; }
-  } gap_of{waited, reported_sum, calls, *noop};
+  } gap_of{waited, reported_sum, calls, *noop, wall_sum};
   auto escaped = [&] { return BeyondBound(net, t->summary.median_ms); };
   // A gap as it would be had the host's main thread never waited for a CPU in the batch(es)
   // that measured it.
@@ -138,7 +139,7 @@ bool CandidateRun::Time() {
       return Cheat("H08", "timing was tampered with: " + s.message());
     if (!s.ok()) return Failed("timing", "the timed calls", last_reply, last_timeout);
     double round_net = wall_sum / calls - again->ms;
-    if (round_net < net) gap_of = {waited, reported_sum, calls, *again};
+    if (round_net < net) gap_of = {waited, reported_sum, calls, *again, wall_sum};
     net = std::min(net, round_net);
     if (waited.ok) unqueued = std::min(unqueued, unqueued_of(round_net));
   }
@@ -157,6 +158,10 @@ bool CandidateRun::Time() {
   facts.cpu_bounds_work = path_.device().kernels_on_host_cpus && gap_of.host.ok;
   facts.host_cpu_per_call_ms = gap_of.per_call(gap_of.host.process_cpu_ms);
   facts.empty_call_cpu_ms = gap_of.noop.cpu_ms;
+  facts.calls = gap_of.calls;
+  facts.main_cpu_per_call_ms = gap_of.per_call(gap_of.host.thread_cpu_ms);
+  facts.others_cpu_per_call_ms = gap_of.per_call(std::max(0.0, gap_of.host.others_cpu_ms()));
+  facts.wall_per_call_ms = gap_of.per_call(gap_of.wall_sum);
   const WallClock bound = JudgeWallClock(facts);
   out_.wall_gap_ms = net;
   out_.noop_ms = gap_of.noop.ms;
@@ -252,7 +257,13 @@ bool CandidateRun::Time() {
       out_.diagnostics.push_back(Diag(
           "timing", kBusyCode,
           "the machine was too busy to time this candidate: it " + seen + ", and its host waited " +
-              FormatNumber(gap_of.host.thread_wait_ms) + " ms for a CPU during those calls",
+              FormatNumber(gap_of.host.thread_wait_ms) + " ms for a CPU during those calls" +
+              (facts.cpu_bounds_work
+                   ? "; its main thread was on a CPU " + FormatNumber(facts.main_cpu_per_call_ms) +
+                         " ms of each " + FormatNumber(facts.wall_per_call_ms) +
+                         " ms call, its other threads " +
+                         FormatNumber(facts.others_cpu_per_call_ms) + " ms"
+                   : std::string()),
           0, "Evaluate it again on a quieter machine."));
       return false;
     case TimingEnd::kEscaped:

@@ -59,6 +59,14 @@ WallClock JudgeWallClock(const WallClockFacts& f) {
   // it as well as work outside it would: not measured (kBusy: evaluated again, never `ok`),
   // rather than `cheat` for an honest kernel with a long tail.
   if (f.mean_ms > 0 && !BeyondBound(f.gap_ms, f.mean_ms)) return WallClock::kBusy;
+  // The CI run's honest CPU softmax (2026-12-06): 3.87 ms reported, 7.8 ms more wall per call
+  // than an empty call, every ms of it on the main thread, none on the others: the main
+  // thread's own loop ran slow on a loaded machine.
+  if (f.cpu_bounds_work && f.host_times_ok && !f.host_has_children && f.calls > 0 &&
+      f.wall_per_call_ms > 0 && f.main_cpu_per_call_ms >= 0.8 * f.wall_per_call_ms &&
+      f.others_cpu_per_call_ms <= f.mean_ms + 20.0 / f.calls) {
+    return WallClock::kBusy;
+  }
   const bool quiet_host =
       f.host_times_ok && f.others_cpu_ms <= 20 + 0.1 * f.span_ms && !f.host_has_children;
   if (quiet_host && !BeyondBound(f.unqueued_gap_ms, f.median_ms)) return WallClock::kBusy;

@@ -141,6 +141,42 @@ TEST(WallClock, TheFlushBeforeEachCallIsNotWorkThatEscaped) {
   EXPECT_EQ(JudgeWallClock(gpu), WallClock::kEscaped);
 }
 
+TEST(WallClock, AGapTheHostsMainThreadMadeOnItsCpuIsLoad) {
+  // The false H07 of CI's run of 656f7ac: an honest CPU softmax beside 27 other suites on two
+  // cores reported 3.871 ms, and the wall clock saw 7.815 ms more per call than an empty call.
+  // The host's threads used 13 ms of CPU per call, 3.956 ms of it the empty call's flush and
+  // rewrite, and all of it on the main thread, which ran through the whole call.
+  WallClockFacts honest = Facts(3.871, 7.815, 7.8);
+  honest.mean_ms = 3.88;
+  honest.cpu_bounds_work = true;
+  honest.host_cpu_per_call_ms = 13.0;
+  honest.empty_call_cpu_ms = 3.956;
+  honest.calls = 20;
+  honest.main_cpu_per_call_ms = 12.9;
+  honest.others_cpu_per_call_ms = 0.1;
+  honest.wall_per_call_ms = 12.5;
+  EXPECT_EQ(JudgeWallClock(honest), WallClock::kBusy);  // evaluated again, never `ok`
+  // Another thread doing the work: its CPU per call is beyond what the timer reported.
+  WallClockFacts thread = honest;
+  thread.others_cpu_per_call_ms = 3.88 + 2.0;
+  EXPECT_EQ(JudgeWallClock(thread), WallClock::kEscaped);
+  // A main thread that sat waiting (for a lock, the GIL, another thread's result) for part of
+  // the call: something else stretched the wall clock.
+  WallClockFacts waiting = honest;
+  waiting.main_cpu_per_call_ms = 0.7 * honest.wall_per_call_ms;
+  EXPECT_EQ(JudgeWallClock(waiting), WallClock::kEscaped);
+  // A child process, unread /proc, or a GPU (whose work costs the host no CPU): no excuse.
+  WallClockFacts child = honest;
+  child.host_has_children = true;
+  EXPECT_EQ(JudgeWallClock(child), WallClock::kEscaped);
+  WallClockFacts unread = honest;
+  unread.host_times_ok = false;
+  EXPECT_EQ(JudgeWallClock(unread), WallClock::kEscaped);
+  WallClockFacts gpu = honest;
+  gpu.cpu_bounds_work = false;
+  EXPECT_EQ(JudgeWallClock(gpu), WallClock::kEscaped);
+}
+
 TEST(TimedOutputs, WrongWhenTimedIsACheatOnlyWhereTheUntimedCallsShowIt) {
   std::string why;
   // A call counter: every timed set wrong, or right sets turning wrong later.

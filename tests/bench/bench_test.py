@@ -217,7 +217,16 @@ def main():
         c["ok or incorrect"] = c.pop("ok", 0) + c.pop("incorrect", 0)
         return c
 
-    first = results["overall"]["status_counts"]
+    def spoiled_by_load(verdict):
+        return verdict["status"] == "infra_error" and any(
+            d.get("code") == "busy" for d in verdict.get("diagnostics", []))
+
+    def count_statuses(verdicts_):
+        c = {}
+        for v in verdicts_:
+            c[v["status"]] = c.get(v["status"], 0) + 1
+        return c
+
     first_by_sample = {v["sample"]: v["verdict"] for v in verdicts}
     for what, trials, extra in [("trial count", "3", ()),
                                 ("tolerance", "2", ("--atol", "1e-2", "--rtol", "1e-2"))]:
@@ -227,8 +236,17 @@ def main():
         print(f"run with another {what}: {secs3:.1f} s, {got}")
         check(run3["evaluated"] == 8 and run3["reused"] == 0,
               f"another {what}: evaluated {run3['evaluated']}, reused {run3['reused']} (want 8, 0)")
-        same = got == first if what == "trial count" else settled(got) == settled(first)
-        check(same, f"another {what}: statuses {got}, first run {first}")
+        # A timing the machine's load spoiled twice (infra_error "busy": evaluated once more,
+        # then delivered) says nothing of the sample; it is left out of the comparison, and
+        # must stay rare. Every other sample keeps its status.
+        spoiled = {v["sample"] for v in verdicts3 if spoiled_by_load(v["verdict"])}
+        if spoiled:
+            print(f"  spoiled by load, not compared: {sorted(spoiled)}")
+        check(len(spoiled) <= 1, f"another {what}: {len(spoiled)} timings spoiled by load")
+        got = count_statuses(v["verdict"] for v in verdicts3 if v["sample"] not in spoiled)
+        want = count_statuses(v for k, v in first_by_sample.items() if k not in spoiled)
+        same = got == want if what == "trial count" else settled(got) == settled(want)
+        check(same, f"another {what}: statuses {got}, first run {want}")
         if not same:  # what changed, with the rules and messages that decided it
             for v in verdicts3:
                 before = first_by_sample.get(v["sample"], {})
