@@ -91,6 +91,21 @@ TEST(WallClock, ALongTailInsideTheTimerIsNotEscapedWork) {
   EXPECT_EQ(JudgeWallClock(escaped), WallClock::kEscaped);
 }
 
+// The CPU time excuses nothing where it cannot see all the work: work a child process did is
+// not in the host's CPU time, nor is any when /proc was unread, and on a GPU the host's CPU says
+// nothing of the device's work.
+void ExpectNoCpuExcuse(const WallClockFacts& excused) {
+  WallClockFacts child = excused;
+  child.host_has_children = true;
+  EXPECT_EQ(JudgeWallClock(child), WallClock::kEscaped);
+  WallClockFacts unread = excused;
+  unread.host_times_ok = false;
+  EXPECT_EQ(JudgeWallClock(unread), WallClock::kEscaped);
+  WallClockFacts gpu = excused;
+  gpu.cpu_bounds_work = false;
+  EXPECT_EQ(JudgeWallClock(gpu), WallClock::kEscaped);
+}
+
 TEST(WallClock, OnTheHostsCpusItsCpuTimeProvesNoWorkEscaped) {
   // The bench test's honest CPU ReLU beside three test suites on two cores: 1.586 ms reported,
   // 3.781 ms of wall per call, the host's main thread barely waited (the judge's side was
@@ -106,17 +121,7 @@ TEST(WallClock, OnTheHostsCpusItsCpuTimeProvesNoWorkEscaped) {
   WallClockFacts thread = honest;
   thread.host_cpu_per_call_ms = 3.9;
   EXPECT_EQ(JudgeWallClock(thread), WallClock::kEscaped);
-  // Work a child process did is not in the host's CPU time, nor is any when /proc was unread.
-  WallClockFacts child = honest;
-  child.host_has_children = true;
-  EXPECT_EQ(JudgeWallClock(child), WallClock::kEscaped);
-  WallClockFacts unread = honest;
-  unread.host_times_ok = false;
-  EXPECT_EQ(JudgeWallClock(unread), WallClock::kEscaped);
-  // On a GPU the host's CPU says nothing of the device's work: no proof.
-  WallClockFacts gpu = honest;
-  gpu.cpu_bounds_work = false;
-  EXPECT_EQ(JudgeWallClock(gpu), WallClock::kEscaped);
+  ExpectNoCpuExcuse(honest);
 }
 
 TEST(WallClock, TheFlushBeforeEachCallIsNotWorkThatEscaped) {
@@ -165,16 +170,7 @@ TEST(WallClock, AGapTheHostsMainThreadMadeOnItsCpuIsLoad) {
   WallClockFacts waiting = honest;
   waiting.main_cpu_per_call_ms = 0.7 * honest.wall_per_call_ms;
   EXPECT_EQ(JudgeWallClock(waiting), WallClock::kEscaped);
-  // A child process, unread /proc, or a GPU (whose work costs the host no CPU): no excuse.
-  WallClockFacts child = honest;
-  child.host_has_children = true;
-  EXPECT_EQ(JudgeWallClock(child), WallClock::kEscaped);
-  WallClockFacts unread = honest;
-  unread.host_times_ok = false;
-  EXPECT_EQ(JudgeWallClock(unread), WallClock::kEscaped);
-  WallClockFacts gpu = honest;
-  gpu.cpu_bounds_work = false;
-  EXPECT_EQ(JudgeWallClock(gpu), WallClock::kEscaped);
+  ExpectNoCpuExcuse(honest);
 }
 
 TEST(TimedOutputs, WrongWhenTimedIsACheatOnlyWhereTheUntimedCallsShowIt) {
