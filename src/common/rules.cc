@@ -132,9 +132,12 @@ const std::vector<Rule>& Rules() {
       {"H16", "read-expected",
        "reads the reference outputs from memory (gc, frames, ctypes, scanning)",
        "expected outputs never enter the candidate's process; static ban on gc, inspect, ctypes, "
-       "frames, sys.modules, exec/eval",
+       "frames, sys.modules, exec/eval, and in kernel sources on Python run from C++ (pybind11's "
+       "exec, eval, eval_file, module_::import, globals; the C API's PyRun_*, PyImport_*, "
+       "PyEval_Set*/Eval*/Get*, PySys_*, PyFrame_*, PyGC_*, Py_CompileString; taking or "
+       "releasing the GIL is allowed)",
        "Compute the answer; do not look for it (gc, inspect, frames, ctypes, sys.modules, "
-       "exec/eval)."},
+       "exec/eval, or Python run from your C++)."},
       {"H17", "forge-result",
        "writes its own result to the result channel, or exits early with success",
        "results are produced and validated by the judge; a candidate that exits before reporting "

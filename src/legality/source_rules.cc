@@ -317,10 +317,30 @@ class SourceRules {
         StartsWith(q, "std::filesystem")) {
       return Flag("H20", i, "uses " + q);
     }
+    // H16: Python run from C++, through pybind11 or the C API: code in a string, a module
+    // imported by name, the interpreter's hooks, frames and globals. The Python rules read the
+    // candidate's Python only; such code is out of their sight (gc, frames, sys.modules, timer
+    // patches alike). Releasing or taking the GIL (gil_scoped_release, PyGILState_*) is not.
+    if (IsPythonFromCpp(q)) return Flag("H16", i, "runs Python from C++ (" + q + ")");
     // Last, so the more specific rules above name at::cuda::getStreamFromPool and friends.
     if ((StartsWith(q, "at::") || StartsWith(q, "torch::")) && call && !AllowedAten(q)) {
       return Flag("H04", i, "calls " + q + " (PyTorch compute)");
     }
+  }
+
+  static bool IsPythonFromCpp(const std::string& q) {
+    const std::string last = Last(q);
+    if (StartsWith(q, "py::") || StartsWith(q, "pybind11::")) {
+      static const std::set<std::string> kRun = {"exec", "eval", "eval_file", "import",
+                                                 "globals", "eval_mode"};
+      if (kRun.count(last)) return true;
+    }
+    for (const char* p : {"PyRun_", "PyImport_", "PyEval_Set", "PyEval_Eval", "PyEval_Get",
+                          "PySys_", "PyFrame_", "PyThreadState_GetFrame", "Py_CompileString",
+                          "PyGC_", "PyCode_", "PyUnstable_"}) {
+      if (StartsWith(last, p)) return true;
+    }
+    return false;
   }
 
   // The CUDA type `half` (but not a variable named half): `half*`, `half x`, `<half>`, `(half)`.

@@ -35,6 +35,27 @@ TEST(SourceRulesTest, ExitInAnErrorCheckIsOnlyNoted) {
             "H17_note:8 H17_note:9");
 }
 
+// Python run from C++ is out of the Python rules' sight (gc scans, frames, timer patches): H16.
+// Letting go of the GIL is not.
+TEST(SourceRulesTest, PythonRunFromCppIsH16) {
+  EXPECT_EQ(SourceFindings("#include <torch/extension.h>\n"
+                           "namespace py = pybind11;\n"
+                           "void a() { py::exec(\"import gc\"); }\n"
+                           "void b() { auto m = pybind11::module_::import(\"time\"); }\n"
+                           "void c() { PyRun_SimpleString(\"x = 1\"); }\n"
+                           "void d() { PyEval_SetProfile(nullptr, nullptr); }\n"
+                           "void e() { PyObject* m = PyImport_ImportModule(\"sys\"); }\n"),
+            "H16:7 H16:8 H16:9 H16:10 H16:11");
+  EXPECT_EQ(SourceFindings("#include <torch/extension.h>\n"
+                           "torch::Tensor f(torch::Tensor x) {\n"
+                           "  pybind11::gil_scoped_release nogil;\n"
+                           "  PyGILState_STATE s = PyGILState_Ensure();\n"
+                           "  PyGILState_Release(s);\n"
+                           "  return torch::empty_like(x);\n"
+                           "}\n"),
+            "");
+}
+
 TEST(SourceRulesTest, HonestKernelPasses) {
   EXPECT_EQ(
       SourceFindings(
