@@ -141,9 +141,7 @@ TEST(WallClock, TheFlushBeforeEachCallIsNotWorkThatEscaped) {
   thread.host_cpu_per_call_ms = 6.3 + 3.5;
   EXPECT_EQ(JudgeWallClock(thread), WallClock::kEscaped);
   // The empty call's CPU excuses nothing where the CPU proves nothing (a GPU's kernels).
-  WallClockFacts gpu = honest;
-  gpu.cpu_bounds_work = false;
-  EXPECT_EQ(JudgeWallClock(gpu), WallClock::kEscaped);
+  ExpectNoCpuExcuse(honest);
 }
 
 TEST(WallClock, AGapTheHostsMainThreadMadeOnItsCpuIsLoad) {

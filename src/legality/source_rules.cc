@@ -321,15 +321,15 @@ class SourceRules {
     // imported by name, the interpreter's hooks, frames and globals. The Python rules read the
     // candidate's Python only; such code is out of their sight (gc, frames, sys.modules, timer
     // patches alike). Releasing or taking the GIL (gil_scoped_release, PyGILState_*) is not.
-    if (IsPythonFromCpp(q)) return Flag("H16", i, "runs Python from C++ (" + q + ")");
+    if (IsPythonFromCpp(q, last)) return Flag("H16", i, "runs Python from C++ (" + q + ")");
     // Last, so the more specific rules above name at::cuda::getStreamFromPool and friends.
     if ((StartsWith(q, "at::") || StartsWith(q, "torch::")) && call && !AllowedAten(q)) {
       return Flag("H04", i, "calls " + q + " (PyTorch compute)");
     }
   }
 
-  static bool IsPythonFromCpp(const std::string& q) {
-    const std::string last = Last(q);
+  // `q` a qualified name, `last` its last part.
+  static bool IsPythonFromCpp(const std::string& q, const std::string& last) {
     if (StartsWith(q, "py::") || StartsWith(q, "pybind11::")) {
       static const std::set<std::string> kRun = {"exec", "eval", "eval_file", "import",
                                                  "globals", "eval_mode"};

@@ -13,6 +13,7 @@ with another trial count or other tolerances evaluate everything again.
 Usage: bench_test.py --kforge build/kforge [--python /usr/bin/python3] [--keep]
 """
 import argparse
+import collections
 import json
 import math
 import os
@@ -221,12 +222,6 @@ def main():
         return verdict["status"] == "infra_error" and any(
             d.get("code") == "busy" for d in verdict.get("diagnostics", []))
 
-    def count_statuses(verdicts_):
-        c = {}
-        for v in verdicts_:
-            c[v["status"]] = c.get(v["status"], 0) + 1
-        return c
-
     first_by_sample = {v["sample"]: v["verdict"] for v in verdicts}
     for what, trials, extra in [("trial count", "3", ()),
                                 ("tolerance", "2", ("--atol", "1e-2", "--rtol", "1e-2"))]:
@@ -243,8 +238,10 @@ def main():
         if spoiled:
             print(f"  spoiled by load, not compared: {sorted(spoiled)}")
         check(len(spoiled) <= 1, f"another {what}: {len(spoiled)} timings spoiled by load")
-        got = count_statuses(v["verdict"] for v in verdicts3 if v["sample"] not in spoiled)
-        want = count_statuses(v for k, v in first_by_sample.items() if k not in spoiled)
+        got = dict(collections.Counter(v["verdict"]["status"] for v in verdicts3
+                                       if v["sample"] not in spoiled))
+        want = dict(collections.Counter(v["status"] for k, v in first_by_sample.items()
+                                        if k not in spoiled))
         same = got == want if what == "trial count" else settled(got) == settled(want)
         check(same, f"another {what}: statuses {got}, first run {want}")
         if not same:  # what changed, with the rules and messages that decided it
