@@ -12,6 +12,7 @@ only token holders in.
 usage: test_front.py KFORGE [CACHE]
 """
 import os
+import re
 import select
 import socket
 import subprocess
@@ -149,43 +150,56 @@ def check_never_starved(c, port):
 def check_admission(c):
     url = c.start_serve("full", ["--threads", "2"])
 
-    def both_busy():
-        code, text, _ = http("GET", url + "/metrics")
-        return "kforge_http_active_requests 3\n" in text  # the two, and this one
+    def active():
+        """Requests in handler threads, this /metrics call included."""
+        _, text, _ = http("GET", url + "/metrics")
+        return int(re.search(r"^kforge_http_active_requests (\d+)$", text, re.M).group(1))
 
-    held = []
+    def quiet():
+        # A handler thread counts its request until it returns, a moment after the client has
+        # its answer: on a loaded machine the next request can arrive before that moment.
+        deadline = time.time() + 30
+        while active() != 1:
+            assert time.time() < deadline, "requests still in hand after 30 s"
+            time.sleep(0.1)
+
     # Three slow jobs queued ahead keep the lane busy, so the two reward calls behind them wait
     # (holding both request threads) for longer than this check takes. Should one of them come
-    # back before the third call reaches the gate (a loaded machine), the third was rightly
-    # admitted and the check is made again with two new calls; a third call admitted while both
-    # were still waiting fails it.
+    # back before the third call is answered (refused at the gate by a count that had not yet
+    # let go of an earlier request, or answered on a loaded machine), the check is made again
+    # with two new calls; a third call admitted while both were still held fails it.
     for attempt in range(3):
+        quiet()
         code, body, _ = http("POST", url + "/v1/evaluations", {"items": [
             {"problem": "level1/relu", "candidate": fresh(read(SLOW_RELU))} for _ in range(3)]})
         assert code == 202, body
-        waiting, results = reward_calls(url, 1, fresh(read(SLOW_RELU)), 60)
-        waiting2, results2 = reward_calls(url, 1, fresh(read(SLOW_RELU)), 60)
-        held += waiting + waiting2
+        quiet()
+        waiting, results = reward_calls(url, 1, fresh(read(SLOW_RELU)), 30)
+        waiting2, results2 = reward_calls(url, 1, fresh(read(SLOW_RELU)), 30)
         deadline = time.time() + 30
-        while not both_busy():
+        while active() != 3 and not (results or results2):
             assert time.time() < deadline, "the two reward calls never started"
             time.sleep(0.2)
-        t0 = time.time()
-        code, body, hdrs = http("POST", url + "/v1/reward",
-                                {"problem": "level1/relu", "candidate": fresh(read(RELU))},
-                                timeout=10)
-        if code == 503:
-            break
+        code, body, hdrs, t0 = None, None, {}, time.time()
+        if not (results or results2):
+            # Answered within 5 s either way: refused at once, or (admitted) its reward not ready.
+            code, body, hdrs = http("POST", url + "/v1/reward",
+                                    {"problem": "level1/relu", "candidate": fresh(read(RELU)),
+                                     "timeout_s": 5}, timeout=30)
+            if code == 503:
+                break
         assert results or results2, ("a third reward call was admitted while two held both "
                                      "request threads", code, body, hdrs)
         print("admission: attempt %d: a held reward call came back first (%s); again" % (
             attempt + 1, (results + results2)[0][:2]))
+        for t in waiting + waiting2:
+            t.join()
     assert code == 503 and "Retry-After" in hdrs and "busy" in body["error"], (code, body, hdrs)
     assert time.time() - t0 < 5, "503 should be at once"
     healthz_answers(url, 2)
     print("admission: beyond --threads 2 a reward got 503 + Retry-After at once; /healthz 200")
     c.kill("full")
-    for t in held:
+    for t in waiting + waiting2:
         t.join()
 
 
