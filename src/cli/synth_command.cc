@@ -183,6 +183,11 @@ int RunSynth(SynthFlags f) {
               << "\n";
     return kExitUsage;
   }
+  // GPUs differ by several times: a cost model of another card sizes problems for that card.
+  if (const backend::Device* d = backend::FindDevice(backend); d && d->indexed) {
+    const std::string note = synth::OtherDeviceNote(*cal, backend::DeviceModel(*d), cal_path);
+    if (!note.empty()) std::cerr << note << "\n";
+  }
   std::unique_ptr<synth::BenchmarkIndex> against;
   if (!f.against.empty()) {
     auto idx = synth::BenchmarkIndex::FromFolder(f.against);

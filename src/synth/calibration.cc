@@ -88,6 +88,15 @@ Result<Calibration> LoadCalibration(const std::filesystem::path& file) {
   return c;
 }
 
+std::string OtherDeviceNote(const Calibration& cal, const std::string& here,
+                            const std::filesystem::path& file) {
+  if (cal.device.empty() || here.empty() || here == "unknown GPU" || here == cal.device) return "";
+  return "kforge synth: " + file.string() + " was measured on " + cal.device + ", not on this " +
+         "machine's " + here + ": problems are sized for that device's times (--target-ms); " +
+         "for this one, calibrate here: kforge synth --calibrate FILE --backend " +
+         (cal.backend.empty() ? std::string("cuda") : cal.backend) + ", then --calibration FILE";
+}
+
 std::string CurveKey(const std::string& op, DType dtype) {
   return dtype == DType::kF32 ? op : op + "@" + DTypeName(dtype);
 }

@@ -370,6 +370,22 @@ TEST(Calibrate, ACurvePerDtypeAndPredictionsUseIt) {
   EXPECT_DOUBLE_EQ(predict(graph(DType::kF32)), 1.0 * 2 * 32 * 4);
 }
 
+TEST(Calibrate, AnotherGpusCostModelIsNamedWithHowToCalibrateHere) {
+  Calibration cal;
+  cal.backend = "cuda";
+  cal.device = "NVIDIA H100 80GB HBM3";
+  const std::string note = OtherDeviceNote(cal, "NVIDIA H200", "runner/calibration/cuda.json");
+  EXPECT_NE(note.find("runner/calibration/cuda.json was measured on NVIDIA H100 80GB HBM3"),
+            std::string::npos) << note;
+  EXPECT_NE(note.find("NVIDIA H200"), std::string::npos) << note;
+  EXPECT_NE(note.find("kforge synth --calibrate FILE --backend cuda"), std::string::npos) << note;
+  // The same card, or a model either side cannot name: nothing to say.
+  EXPECT_EQ(OtherDeviceNote(cal, "NVIDIA H100 80GB HBM3", "f.json"), "");
+  EXPECT_EQ(OtherDeviceNote(cal, "unknown GPU", "f.json"), "");
+  cal.device.clear();
+  EXPECT_EQ(OtherDeviceNote(cal, "NVIDIA H200", "f.json"), "");
+}
+
 TEST(OpCurve, InterpolatesAndExtrapolates) {
   OpCurve c;
   c.points = {{100, 1}, {10000, 100}};
