@@ -19,7 +19,8 @@ import subprocess
 import threading
 import time
 
-from common import Cluster, EVAL_FLAGS, PROBLEMS, RELU, SLOW_RELU, free_port, fresh, http, read, run_test
+from common import (Cluster, EVAL_FLAGS, PROBLEMS, RELU, SLOW_RELU, free_port, fresh, http, read,
+                    run_test, wait_until)
 
 TOKEN = "test-token-5f1c2a9e8b7d6c4a3f21"
 
@@ -158,10 +159,7 @@ def check_admission(c):
     def quiet():
         # A handler thread counts its request until it returns, a moment after the client has
         # its answer: on a loaded machine the next request can arrive before that moment.
-        deadline = time.time() + 30
-        while active() != 1:
-            assert time.time() < deadline, "requests still in hand after 30 s"
-            time.sleep(0.1)
+        wait_until(lambda: active() == 1, 30, "no request but this one in hand")
 
     # Three slow jobs queued ahead keep the lane busy, so the two reward calls behind them wait
     # (holding both request threads) for longer than this check takes. Should one of them come
@@ -176,10 +174,8 @@ def check_admission(c):
         quiet()
         waiting, results = reward_calls(url, 1, fresh(read(SLOW_RELU)), 30)
         waiting2, results2 = reward_calls(url, 1, fresh(read(SLOW_RELU)), 30)
-        deadline = time.time() + 30
-        while active() != 3 and not (results or results2):
-            assert time.time() < deadline, "the two reward calls never started"
-            time.sleep(0.2)
+        wait_until(lambda: active() == 3 or results or results2, 30,
+                   "the two reward calls to be in hand (or one to come back)", 0.2)
         code, body, hdrs, t0 = None, None, {}, time.time()
         if not (results or results2):
             # Answered within 5 s either way: refused at once, or (admitted) its reward not ready.
