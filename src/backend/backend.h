@@ -72,6 +72,8 @@ std::vector<int> VisibleDevices(const Device& d);
 // NVIDIA driver's files under `proc` (sorted, distinct, comma-separated; no CUDA call), or the
 // CPU's model name.
 std::string DeviceModel(const Device& d, const std::filesystem::path& proc = "/proc");
+// DeviceModel's answer for GPUs whose model the driver does not name.
+inline constexpr const char* kUnknownGpu = "unknown GPU";
 
 // One kernel family on one device: how its candidates are built, run and judged.
 class Path {

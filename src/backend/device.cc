@@ -96,7 +96,7 @@ std::string DeviceModel(const Device& d, const fs::path& proc) {
     models.erase(std::unique(models.begin(), models.end()), models.end());
     std::string out;
     for (const auto& m : models) out += (out.empty() ? "" : ", ") + m;
-    return out.empty() ? "unknown GPU" : out;
+    return out.empty() ? kUnknownGpu : out;
   }
   std::string cpu = FieldOf(proc / "cpuinfo", "model name");
   return cpu.empty() ? "unknown CPU" : cpu;

@@ -185,7 +185,9 @@ int RunSynth(SynthFlags f) {
   }
   // GPUs differ by several times: a cost model of another card sizes problems for that card.
   if (const backend::Device* d = backend::FindDevice(backend); d && d->indexed) {
-    const std::string note = synth::OtherDeviceNote(*cal, backend::DeviceModel(*d), cal_path);
+    std::string here = backend::DeviceModel(*d);
+    if (here == backend::kUnknownGpu) here.clear();
+    const std::string note = synth::OtherDeviceNote(*cal, here, cal_path);
     if (!note.empty()) std::cerr << note << "\n";
   }
   std::unique_ptr<synth::BenchmarkIndex> against;

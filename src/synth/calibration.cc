@@ -90,7 +90,7 @@ Result<Calibration> LoadCalibration(const std::filesystem::path& file) {
 
 std::string OtherDeviceNote(const Calibration& cal, const std::string& here,
                             const std::filesystem::path& file) {
-  if (cal.device.empty() || here.empty() || here == "unknown GPU" || here == cal.device) return "";
+  if (cal.device.empty() || here.empty() || here == cal.device) return "";
   return "kforge synth: " + file.string() + " was measured on " + cal.device + ", not on this " +
          "machine's " + here + ": problems are sized for that device's times (--target-ms); " +
          "for this one, calibrate here: kforge synth --calibrate FILE --backend " +

@@ -80,8 +80,8 @@ struct Calibration {
 };
 Result<Calibration> LoadCalibration(const std::filesystem::path& file);
 // A note for synth to print when `cal` was measured on another GPU than `here` (this machine's,
-// backend::DeviceModel): problems sized by it take another time on this one. "" when the
-// models match, or either is unknown.
+// backend::DeviceModel; "" when unknown): problems sized by it take another time on this one.
+// "" when the models match, or either is unknown.
 std::string OtherDeviceNote(const Calibration& cal, const std::string& here,
                             const std::filesystem::path& file);
 nlohmann::json CalibrationJson(const Calibration& c);
