@@ -10,9 +10,10 @@
 #   bench/corpus_h200.sh OUT STATE [SOURCE...]
 #     OUT     the device's $OUT (few files come back): OUT/corpus-run-POLICY.tgz (the bench's
 #             results.json, report.md, verdicts.jsonl and log, agreement.{md,jsonl}, map.jsonl),
-#             OUT/agreement-POLICY.md, OUT/machine.txt, and OUT/state-POLICY.tgz (the store)
-#             for the next call: copy it into STATE before that call
-#     STATE   a carried folder with state-POLICY.tgz from an earlier call, or empty
+#             OUT/agreement-POLICY.md, OUT/machine.txt, and OUT/state.tgz (the store, every
+#             policy's verdicts) for the next call: copy it into STATE before that call
+#     STATE   a carried folder with state.tgz from an earlier call (or an older call's
+#             state-POLICY.tgz, one per policy), or empty
 #     SOURCE  cuda-l1 kb-leaderboard kb-fork-runs metr (default: all four)
 # Environment: KFORGE (default .devbin/kforge), CORPUS (.corpus), LIMIT (seconds the bench may
 # take new samples, default 480), PER_SOURCE (N: the first N distinct kernels of each source in
@@ -20,8 +21,10 @@
 # (default N), SKIP (K: leave out each source's first K kernels, e.g. those an earlier store
 # holds under an older verdict format), DEADLINE (seconds after which a running bench is ended, default LIMIT + 90),
 # PROBLEMS (NAME,NAME: only these problems' kernels, e.g. 33_VanillaRNN,34_VanillaRNNHidden),
-# POLICY (kernelbench, the default, or strict: the store and the run's folder are kept per
-# policy, so the two resume apart), FLAGS (the bench's
+# POLICY (kernelbench, the default, or strict, or both: "kernelbench strict"; with both, each
+# round benches its kernels under one policy, then the other, in one cache, so the second
+# reuses the first's builds and pays only for the GPU; the run's folder and reports are per
+# policy, the store holds both), FLAGS (the bench's
 # evaluation flags; default no baselines and a 500 ms timing budget: agreement is about
 # correctness, not speed) and EXTRA (more bench flags, e.g. "--trials 3").
 set -uo pipefail
@@ -30,15 +33,24 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 kforge=$(readlink -f "${KFORGE:-$root/.devbin/kforge}")
 corpus=$(readlink -f "${CORPUS:-$root/.corpus}")
 limit=${LIMIT:-480}
-policy=${POLICY:-kernelbench}
-cache=/tmp/kforge-corpus-cache-$policy
-run=/tmp/kforge-corpus-run-$policy
+read -ra policies <<< "${POLICY:-kernelbench}"
+for policy in "${policies[@]}"; do
+  case $policy in kernelbench|strict) ;; *) echo "corpus_h200: POLICY: kernelbench and/or strict, not '$policy'" >&2; exit 2 ;; esac
+done
+cache=/tmp/kforge-corpus-cache
 merged=/tmp/kforge-corpus-merged
-mkdir -p "$cache" "$out" "$run"
+mkdir -p "$cache" "$out"
+for policy in "${policies[@]}"; do mkdir -p "/tmp/kforge-corpus-run-$policy"; done
 export KFORGE_PYTHON=${KFORGE_PYTHON:-python3}
 { nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader; nproc; date -u
   git -C "$root" rev-parse --short HEAD 2>/dev/null; } > "$out/machine.txt" 2>&1
-[ -f "$state/state-$policy.tgz" ] && tar -xzf "$state/state-$policy.tgz" -C "$cache"
+# The store of an earlier call: one for every policy, or (older calls) one a policy. Verdicts
+# are keyed by every verdict-shaping option, the policy among them, so one store holds both.
+if [ -f "$state/state.tgz" ]; then
+  tar -xzf "$state/state.tgz" -C "$cache"
+elif [ -f "$state/state-${policies[0]}.tgz" ]; then
+  tar -xzf "$state/state-${policies[0]}.tgz" -C "$cache"
+fi
 
 # Rounds of PER_SOURCE, then PER_SOURCE + STEP, ... kernels a source while time is left: each
 # round a balanced set (a cut round would favour the problems bench takes first), the kernels of
@@ -50,31 +62,46 @@ start=$SECONDS
 while :; do
   left=$((limit - (SECONDS - start)))
   [ $left -ge 60 ] || break
-  python3 "$root/bench/corpus_agreement.py" merge --corpus "$corpus" --into "$merged" \
-    ${n:+--per-source "$n"} --skip "${SKIP:-0}" ${PROBLEMS:+--problems "$PROBLEMS"} "$@" \
-    >> "$out/machine.txt" || exit 1
+  merge=$(python3 "$root/bench/corpus_agreement.py" merge --corpus "$corpus" --into "$merged" \
+    ${n:+--per-source "$n"} --skip "${SKIP:-0}" ${PROBLEMS:+--problems "$PROBLEMS"} "$@") || exit 1
+  echo "$merge" >> "$out/machine.txt"
+  # A round that adds no kernel (every source's end reached) ends the rounds.
+  kernels=${merge%% kernels in *}
+  [ "$kernels" != "${last_kernels:-}" ] || break
+  last_kernels=$kernels
   problems=()
   for d in "$merged"/problems/*; do problems+=(--problems "$d"); done
-  # KernelBench's acceptance: its policy, and the 1e-2 tolerances its harness used.
-  # A bench past its --time-limit-s still finishes the samples it started (level-3 builds take
-  # minutes): DEADLINE ends it whole, so the store and the reports still reach OUT in time.
-  timeout -k 10 $((deadline - (SECONDS - start))) \
-  "$kforge" bench --backend cuda --policy "$policy" --atol 1e-2 --rtol 1e-2 \
-    ${FLAGS:---no-baselines --timing-budget-ms 500} --cache "$cache" "${problems[@]}" \
-    --samples "$merged/samples" --out "$run/bench-$round" --time-limit-s "$left" \
-    --progress-interval-s 60 ${EXTRA:-} > "$run/bench-$round.log" 2>&1
-  echo "bench round $round (${n:-all} a source): exit $? $(grep -E '^(samples|stopped)' \
-    "$run/bench-$round.log" | tr '\n' ' ')"
+  # Each policy gets an equal share of what is left; a later one reuses the earlier's builds.
+  for i in "${!policies[@]}"; do
+    policy=${policies[$i]}
+    run=/tmp/kforge-corpus-run-$policy
+    share=$(( (limit - (SECONDS - start)) / (${#policies[@]} - i) ))
+    [ $share -ge 30 ] || break
+    # KernelBench's acceptance: its policy, and the 1e-2 tolerances its harness used.
+    # A bench past its --time-limit-s still finishes the samples it started (level-3 builds
+    # take minutes): DEADLINE ends it whole, so the store and the reports still reach OUT.
+    timeout -k 10 $((deadline - (SECONDS - start))) \
+    "$kforge" bench --backend cuda --policy "$policy" --atol 1e-2 --rtol 1e-2 \
+      ${FLAGS:---no-baselines --timing-budget-ms 500} --cache "$cache" "${problems[@]}" \
+      --samples "$merged/samples" --out "$run/bench-$round" --time-limit-s "$share" \
+      --progress-interval-s 60 ${EXTRA:-} > "$run/bench-$round.log" 2>&1
+    echo "bench round $round, $policy (${n:-all} a source): exit $? $(grep -E '^(samples|stopped)' \
+      "$run/bench-$round.log" | tr '\n' ' ')"
+  done
   round=$((round + 1))
   [ -n "$n" ] || break
   n=$((n + ${STEP:-$n}))
 done
-tar -czf "$out/state-$policy.tgz" -C "$cache" $(cd "$cache" && ls kforge.db*)
-cp "$merged/map.jsonl" "$run/"
+tar -czf "$out/state.tgz" -C "$cache" $(cd "$cache" && ls kforge.db*)
 # The last merge's map names every kernel of every round (a kernel keeps its name).
-benches=()
-for d in "$run"/bench-*/; do benches+=(--bench "$d"); done
-python3 "$root/bench/corpus_agreement.py" compare --corpus "$corpus" "${benches[@]}" \
-  --map "$merged/map.jsonl" --out "$run/agreement" > /dev/null &&
-  cp "$run/agreement.md" "$out/agreement-$policy.md" && head -12 "$out/agreement-$policy.md"
-tar -czf "$out/corpus-run-$policy.tgz" -C "$run" .
+for policy in "${policies[@]}"; do
+  run=/tmp/kforge-corpus-run-$policy
+  cp "$merged/map.jsonl" "$run/"
+  benches=()
+  for d in "$run"/bench-*/; do [ -d "$d" ] && benches+=(--bench "$d"); done
+  [ ${#benches[@]} -gt 0 ] || continue
+  python3 "$root/bench/corpus_agreement.py" compare --corpus "$corpus" "${benches[@]}" \
+    --map "$merged/map.jsonl" --out "$run/agreement" > /dev/null &&
+    cp "$run/agreement.md" "$out/agreement-$policy.md" && head -12 "$out/agreement-$policy.md"
+  tar -czf "$out/corpus-run-$policy.tgz" -C "$run" .
+done
