@@ -120,27 +120,17 @@ void Gate::Refuse(Slot& s, int code, const std::string& message, GateClock::time
   SendAll(s.fd, Canned(code, message, opt_.retry_after_s));
   ::shutdown(s.fd, SHUT_WR);
   s.draining = true;
+  s.waiting = false;
   s.buf.clear();
   s.deadline = now + opt_.drain_timeout;
 }
 
-bool Gate::Advance(Slot& s, GateClock::time_point now) {
+bool Gate::ReadHead(Slot& s, GateClock::time_point now, bool& whole) {
   auto close_slot = [&] {
     ::close(s.fd);
     --connections_;
     return false;
   };
-  if (s.draining) {
-    char tmp[16384];
-    for (;;) {
-      ssize_t n = ::recv(s.fd, tmp, sizeof(tmp), MSG_DONTWAIT);
-      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return close_slot();
-      if (n < 0) break;
-      s.drained_bytes += static_cast<size_t>(n);
-      if (s.drained_bytes > kMaxDrainBytes) return close_slot();
-    }
-    return now < s.deadline ? true : close_slot();
-  }
   char tmp[16384];
   for (;;) {
     ssize_t n = ::recv(s.fd, tmp, sizeof(tmp), MSG_DONTWAIT);
@@ -175,11 +165,43 @@ bool Gate::Advance(Slot& s, GateClock::time_point now) {
            now);
     return true;
   }
+  whole = true;
+  return true;
+}
+
+bool Gate::Advance(Slot& s, GateClock::time_point now) {
+  auto close_slot = [&] {
+    ::close(s.fd);
+    --connections_;
+    return false;
+  };
+  if (s.draining) {
+    char tmp[16384];
+    for (;;) {
+      ssize_t n = ::recv(s.fd, tmp, sizeof(tmp), MSG_DONTWAIT);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return close_slot();
+      if (n < 0) break;
+      s.drained_bytes += static_cast<size_t>(n);
+      if (s.drained_bytes > kMaxDrainBytes) return close_slot();
+    }
+    return now < s.deadline ? true : close_slot();
+  }
+  // A whole head waiting for a handler reads nothing more (its body is the handler's).
+  if (!s.waiting) {
+    bool whole = false;
+    if (!ReadHead(s, now, whole)) return false;
+    if (!whole) return true;
+  }
   Conn c;
   c.health = IsHealthHead(s.buf);
   auto& active = c.health ? active_health_ : active_;
   const long long cap = c.health ? opt_.health_reserve : opt_.max_active;
   if (active.load() >= cap) {
+    if (!s.waiting) {
+      s.waiting = true;
+      s.admit_by = now + opt_.admit_wait;
+    }
+    if (now < s.admit_by) return true;  // a handler's return wakes the poll thread
     ++refused_;
     Refuse(s, 503,
            std::string("the service is busy: ") + std::to_string(cap) +
@@ -218,11 +240,13 @@ void Gate::PollLoop() {
       }
     }
     auto next = now + std::chrono::seconds(1);
-    for (const auto& s : slots) next = std::min(next, s.deadline);
+    for (const auto& s : slots) next = std::min(next, s.waiting ? s.admit_by : s.deadline);
     int timeout_ms = static_cast<int>(
         std::max<long long>(0, std::chrono::duration_cast<milliseconds>(next - now).count() + 1));
     pfds.assign(1, pollfd{wake_fd_, POLLIN, 0});
-    for (const auto& s : slots) pfds.push_back(pollfd{s.fd, POLLIN, 0});
+    // A waiting slot reads nothing, so it is not polled for input (POLLHUP still comes).
+    for (const auto& s : slots)
+      pfds.push_back(pollfd{s.fd, static_cast<short>(s.waiting ? 0 : POLLIN), 0});
     int r = ::poll(pfds.data(), pfds.size(), timeout_ms);
     if (r < 0 && errno != EINTR) break;
     if (pfds[0].revents & POLLIN) {
@@ -234,7 +258,15 @@ void Gate::PollLoop() {
     // Visit from the back so that removing (swap with the last) keeps pfds[i + 1] = slots[i].
     for (size_t i = slots.size(); i-- > 0;) {
       bool event = pfds[i + 1].revents != 0;
-      if ((event || now >= slots[i].deadline) && !Advance(slots[i], now)) {
+      if (slots[i].waiting && (pfds[i + 1].revents & (POLLHUP | POLLERR))) {
+        ::close(slots[i].fd);  // the client is gone: nobody to answer
+        --connections_;
+        slots[i] = std::move(slots.back());
+        slots.pop_back();
+        continue;
+      }
+      // Waiting slots are looked at on every wake: a handler that returned makes room.
+      if ((event || slots[i].waiting || now >= slots[i].deadline) && !Advance(slots[i], now)) {
         slots[i] = std::move(slots.back());
         slots.pop_back();
       }

@@ -38,6 +38,10 @@ struct GateOptions {
   size_t max_head_bytes = 64 << 10;                // request line and headers; beyond, 431
   long long max_connections = 10'000;              // open ones; a new one beyond gets 503
   int retry_after_s = 5;                           // told with every 503
+  // A whole head that finds `max_active` (or the health reserve) full waits this long for a
+  // handler to return before its 503: a handler returns a moment after its client has the
+  // answer, so a client that sends its next request at once must not meet a stale count.
+  std::chrono::milliseconds admit_wait{500};
 };
 
 // A connection whose request head has arrived whole, handed to the handler.
@@ -85,13 +89,18 @@ class Gate {
     int fd = -1;
     std::string buf;
     bool draining = false;
-    bool begun = false;  // a byte of the request has arrived: `deadline` is the head's
+    bool begun = false;    // a byte of the request has arrived: `deadline` is the head's
+    bool waiting = false;  // the head is whole, every handler slot taken: until `admit_by`
     GateClock::time_point deadline;
+    GateClock::time_point admit_by;
     size_t served = 0;
     size_t drained_bytes = 0;
   };
   // What the poll thread does with a slot once something happened; false: it is gone.
   bool Advance(Slot& s, GateClock::time_point now);
+  // Reads what the client sent into the slot's head; false: the slot is gone (closed). `whole`:
+  // the head arrived complete (else it is still coming, or the slot was refused: 400/408/431).
+  bool ReadHead(Slot& s, GateClock::time_point now, bool& whole);
   void Refuse(Slot& s, int code, const std::string& message, GateClock::time_point now);
   void PollLoop();
   void Dispatch(Conn c);

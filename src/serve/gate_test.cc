@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <future>
+#include <thread>
 
 namespace kf::serve {
 namespace {
@@ -135,6 +136,56 @@ TEST(Gate, FullMeans503ButHealthHasItsOwnThreads) {
   release.set_value();
   EXPECT_NE(busy.ReadUntil("ok 0").find("ok 0"), std::string::npos);
   EXPECT_EQ(g.Stats().refused, 1);
+}
+
+// A handler returns a moment after its client has the answer (logging, cleanup). A client
+// that sends its next request at once, at exactly max_active clients, must be admitted, not
+// refused on a count that is about to drop.
+TEST(Gate, ANextRequestWaitsForAHandlerThatIsReturning) {
+  GateOptions o;
+  o.max_active = 1;
+  Gate g(o, [&](Conn& c) {
+    After a = Answer(c);
+    std::this_thread::sleep_for(150ms);  // answered, not yet returned
+    return a;
+  });
+  for (int i = 0; i < 3; ++i) {
+    Client c = Connect(g);
+    c.Send(kGet);
+    std::string got = c.ReadUntil("ok 0");
+    EXPECT_NE(got.find("ok 0"), std::string::npos) << "request " << i << ": " << got;
+  }
+  EXPECT_EQ(g.Stats().refused, 0);
+}
+
+// A client that gives up while its request waits for a handler is let go: its connection is
+// closed, not kept until the wait ends.
+TEST(Gate, AWaitingClientThatHangsUpIsLetGo) {
+  GateOptions o;
+  o.max_active = 1;
+  o.admit_wait = 5s;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  Gate g(o, [&](Conn& c) {
+    released.wait();
+    return Answer(c);
+  });
+  Client busy = Connect(g);
+  busy.Send(kGet);
+  while (g.Stats().active < 1) std::this_thread::sleep_for(5ms);
+  {
+    Client gone = Connect(g);
+    gone.Send(kGet);
+    std::this_thread::sleep_for(50ms);  // its head is whole and waiting
+  }
+  auto until = std::chrono::steady_clock::now() + 3s;
+  while (g.Stats().connections != 1 && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_EQ(g.Stats().connections, 1);
+  EXPECT_EQ(g.Stats().refused, 0);
+  release.set_value();
+  EXPECT_NE(busy.ReadUntil("ok 0").find("ok 0"), std::string::npos);
 }
 
 TEST(Gate, HeadsTooLargeOrWithoutCrlfAreRefused) {
