@@ -8,8 +8,11 @@ using std::chrono::milliseconds;
 InterleavedBaselines::InterleavedBaselines(Lane::Impl& lane, std::string problem,
                                            std::vector<std::string> slots)
     : lane_(lane), problem_(std::move(problem)), slots_(std::move(slots)) {
-  modes_.push_back({"eager"});
-  modes_.push_back({"compile"});
+  for (const char* name : {"eager", "compile"}) {
+    Mode m;
+    m.name = name;
+    modes_.push_back(std::move(m));
+  }
 }
 
 Status InterleavedBaselines::Time(Mode& m, const BatchRequest& q, BatchReply* reply,
