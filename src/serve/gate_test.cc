@@ -111,19 +111,35 @@ TEST(Gate, IdleConnectionsAreClosed) {
   EXPECT_EQ(g.Stats().connections, 0);
 }
 
-TEST(Gate, FullMeans503ButHealthHasItsOwnThreads) {
-  GateOptions o;
-  o.max_active = 1;
-  o.retry_after_s = 7;
+// A gate with one request thread, taken by a request that waits (a synchronous reward) until
+// Release(); health requests are answered at once.
+struct HeldGate {
   std::promise<void> release;
   std::shared_future<void> released = release.get_future().share();
-  Gate g(o, [&](Conn& c) {
-    if (!c.health) released.wait();  // a synchronous reward, waiting
-    return Answer(c);
-  });
-  Client busy = Connect(g);
-  busy.Send(kGet);
-  while (g.Stats().active < 1) std::this_thread::sleep_for(5ms);
+  Gate g;
+  Client busy;
+  static GateOptions OneThread(GateOptions o) {
+    o.max_active = 1;
+    return o;
+  }
+  explicit HeldGate(GateOptions o)
+      : g(OneThread(o),
+          [this](Conn& c) {
+            if (!c.health) released.wait();
+            return Answer(c);
+          }),
+        busy(Connect(g)) {
+    busy.Send(kGet);
+    while (g.Stats().active < 1) std::this_thread::sleep_for(5ms);
+  }
+  void Release() { release.set_value(); }
+};
+
+TEST(Gate, FullMeans503ButHealthHasItsOwnThreads) {
+  GateOptions o;
+  o.retry_after_s = 7;
+  HeldGate h(o);
+  Gate& g = h.g;
   Client refused = Connect(g);
   refused.Send(kGet);
   std::string got = refused.ReadUntil("}");
@@ -133,8 +149,8 @@ TEST(Gate, FullMeans503ButHealthHasItsOwnThreads) {
   Client health = Connect(g);
   health.Send(kHealth);
   EXPECT_NE(health.ReadUntil("ok 0").find("ok 0"), std::string::npos);
-  release.set_value();
-  EXPECT_NE(busy.ReadUntil("ok 0").find("ok 0"), std::string::npos);
+  h.Release();
+  EXPECT_NE(h.busy.ReadUntil("ok 0").find("ok 0"), std::string::npos);
   EXPECT_EQ(g.Stats().refused, 1);
 }
 
@@ -162,17 +178,9 @@ TEST(Gate, ANextRequestWaitsForAHandlerThatIsReturning) {
 // closed, not kept until the wait ends.
 TEST(Gate, AWaitingClientThatHangsUpIsLetGo) {
   GateOptions o;
-  o.max_active = 1;
   o.admit_wait = 5s;
-  std::promise<void> release;
-  std::shared_future<void> released = release.get_future().share();
-  Gate g(o, [&](Conn& c) {
-    released.wait();
-    return Answer(c);
-  });
-  Client busy = Connect(g);
-  busy.Send(kGet);
-  while (g.Stats().active < 1) std::this_thread::sleep_for(5ms);
+  HeldGate h(o);
+  Gate& g = h.g;
   {
     Client gone = Connect(g);
     gone.Send(kGet);
@@ -184,8 +192,8 @@ TEST(Gate, AWaitingClientThatHangsUpIsLetGo) {
   }
   EXPECT_EQ(g.Stats().connections, 1);
   EXPECT_EQ(g.Stats().refused, 0);
-  release.set_value();
-  EXPECT_NE(busy.ReadUntil("ok 0").find("ok 0"), std::string::npos);
+  h.Release();
+  EXPECT_NE(h.busy.ReadUntil("ok 0").find("ok 0"), std::string::npos);
 }
 
 TEST(Gate, HeadsTooLargeOrWithoutCrlfAreRefused) {
