@@ -51,11 +51,18 @@ def redirect_output(path):
 # Before each timed call its floating-point inputs are rewritten as base * noise, the noise a
 # window into a secret per-slot tensor of factors in (1 - EPS, 1] at an offset drawn from the
 # call's index. Every element changes (so no checksum, pointer or sample of values repeats),
-# signs and [0, 1] ranges are kept, and it costs one multiply: no random numbers per call. The
-# judge rebuilds the same inputs from its own pristine copy to check the timed outputs.
+# signs, zeros and [0, 1] ranges are kept, and it costs one multiply: no random numbers per call.
+# The judge rebuilds the same inputs from its own pristine copy to check the timed outputs.
 # An input of more than PERTURB_PERIOD elements is rewritten in rows of that many, all with the
 # same window: the noise then takes PERTURB_PERIOD elements, not one per input element (a
 # multi-GiB input would otherwise need as much again for its noise).
+# The rewrite stays inside the input's contract (contract.py), read off the base input itself
+# (the same pristine values on both sides, so both choose alike), and exactly: a symmetric
+# input is multiplied by the symmetric u_i * u_j (a product that commutes), one sorted along
+# its last dim by a factor per row (a positive factor keeps the order, rounding too), one whose
+# rows sum to 1 has each row rotated by a call's shift (the same values, so the same sums;
+# with zeros in it, not rewritten: the zeros would move), one of whole values is not rewritten
+# (a factor would make them fractions).
 PERTURB_EPS = 1.0 / 64
 PERTURB_SPAN = 1 << 16
 PERTURB_PERIOD = 1 << 22
@@ -73,6 +80,25 @@ def _mix(*values):
     return x >> 1
 
 
+def perturb_mode(x):
+    """How a floating input is rewritten for timed calls, from its own values (contract.py's
+    facts of one draw): "skip" (whole values; rows summing to 1 with zeros among them), "roll"
+    (rows of non-negative values summing to 1), "scale" (symmetric and sorted: one factor),
+    "symmetric" (u_i * u_j), "sorted" (a factor per row of the last dim) or "elements"."""
+    from . import contract
+    f = contract._Facts(x)
+    if f.empty:
+        return "elements"
+    if f.integral:
+        return "skip"
+    if f.row_sum_one:
+        return "skip" if bool(f.zeros.any()) else "roll"
+    ordered = f.ascending or f.descending
+    if f.symmetric:
+        return "scale" if ordered else "symmetric"
+    return "sorted" if ordered else "elements"
+
+
 class Perturber:
     """Rewrites one input set before each timed call; see the comment above."""
 
@@ -81,35 +107,76 @@ class Perturber:
         self.base = base
         self.seed = int(seed)
         self.noise = []
+        self.modes = []
+        self.outer = {}  # j -> a (d, d) buffer for a symmetric input's u_i * u_j
         for j, x in enumerate(base):
+            mode = None
             if isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel() > 0:
-                g = torch.Generator(device=x.device)
-                g.manual_seed(_mix(self.seed, j))
-                u = torch.rand(min(x.numel(), PERTURB_PERIOD) + PERTURB_SPAN, generator=g,
-                               device=x.device, dtype=torch.float32)
-                self.noise.append((1.0 - PERTURB_EPS * u).to(x.dtype))
-            else:
-                self.noise.append(None)
+                mode = perturb_mode(x)
+            self.modes.append(mode)
+            if mode in (None, "skip", "roll"):
+                self.noise.append(None if mode != "roll" else torch.empty(0))
+                continue
+            last = x.shape[-1] if x.dim() else 1
+            n = {"symmetric": last, "scale": 1, "sorted": x.numel() // last}.get(mode, x.numel())
+            g = torch.Generator(device=x.device)
+            g.manual_seed(_mix(self.seed, j))
+            u = torch.rand(min(n, PERTURB_PERIOD) + PERTURB_SPAN, generator=g,
+                           device=x.device, dtype=torch.float32)
+            # u_i * u_j must stay in (1 - EPS, 1] too: each factor in (1 - EPS/2, 1].
+            eps = PERTURB_EPS / 2 if mode == "symmetric" else PERTURB_EPS
+            self.noise.append((1.0 - eps * u).to(x.dtype))
+            if mode == "symmetric":
+                self.outer[j] = torch.empty(last, last, dtype=x.dtype, device=x.device)
 
     def _window(self, j, index, n):
         off = _mix(self.seed, index, j) % PERTURB_SPAN
         return self.noise[j][off:off + n]
 
-    def _rewrite(self, j, index, out):
-        """out = base[j] * its factors for call `index` (out has base[j]'s shape)."""
+    @staticmethod
+    def _mul_periodic(src, dst, w):
+        """dst = src * w along src's flat elements, w repeated every len(w) elements."""
         import torch
-        x = self.base[j]
-        n = x.numel()
-        if n <= PERTURB_PERIOD:
-            torch.mul(x, self._window(j, index, n).view(x.shape), out=out)
+        n, p = src.numel(), w.numel()
+        if n <= p:
+            torch.mul(src.reshape(-1), w[:n], out=dst.view(-1))
             return
-        w = self._window(j, index, PERTURB_PERIOD)
-        src, dst = x.reshape(-1), out.view(-1)
-        rows = n // PERTURB_PERIOD
-        full = rows * PERTURB_PERIOD
-        torch.mul(src[:full].view(rows, PERTURB_PERIOD), w, out=dst[:full].view(rows, PERTURB_PERIOD))
+        s, d = src.reshape(-1), dst.view(-1)
+        rows = n // p
+        full = rows * p
+        torch.mul(s[:full].view(rows, p), w, out=d[:full].view(rows, p))
         if full < n:
-            torch.mul(src[full:], w[:n - full], out=dst[full:])
+            torch.mul(s[full:], w[:n - full], out=d[full:])
+
+    def _rewrite(self, j, index, out):
+        """out = base[j] rewritten for call `index` (out has base[j]'s shape)."""
+        import torch
+        x, mode = self.base[j], self.modes[j]
+        if mode == "roll":
+            last = x.shape[-1]
+            shift = 1 + _mix(self.seed, index, j) % (last - 1) if last > 1 else 0
+            out.copy_(torch.roll(x, shift, -1))
+            return
+        if mode == "symmetric":
+            d = x.shape[-1]
+            u = self._window(j, index, d)
+            f = self.outer[j]
+            torch.outer(u, u, out=f)
+            torch.mul(x, f, out=out)
+            return
+        if mode == "scale":
+            torch.mul(x, self._window(j, index, 1), out=out)
+            return
+        if mode == "sorted":
+            last = x.shape[-1]
+            rows = x.numel() // last
+            w = self._window(j, index, min(rows, PERTURB_PERIOD))
+            xr, o, p = x.reshape(rows, last), out.view(rows, last), w.numel()
+            for start in range(0, rows, p):
+                k = min(p, rows - start)
+                torch.mul(xr[start:start + k], w[:k].view(k, 1), out=o[start:start + k])
+            return
+        self._mul_periodic(x, out, self._window(j, index, min(x.numel(), PERTURB_PERIOD)))
 
     def apply(self, bufs, index):
         """Writes the inputs of timed call `index` into bufs (the shared buffers)."""

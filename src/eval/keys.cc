@@ -17,7 +17,7 @@ namespace {
 
 // Bumped whenever the way a verdict is reached changes without an option changing (a new
 // rule, another trial plan): verdicts stored by older kforge are then not handed back.
-constexpr int kVerdictFormat = 14;  // 3: H03 and kernel-source H13 decided by what runs;
+constexpr int kVerdictFormat = 15;  // 3: H03 and kernel-source H13 decided by what runs;
                                    // 4: dtype comparisons and computed mkdir paths too;
                                    // 5: void functions skipped in the ablation (H02), the
                                    //    candidate run in the problem's namespace, wrong timed
@@ -43,6 +43,8 @@ constexpr int kVerdictFormat = 14;  // 3: H03 and kernel-source H13 decided by w
                                    //    CPU bound leaves an empty call's CPU out
                                    // 14: on the CPU, a gap the host's main thread made while
                                    //    on a CPU, its other threads idle, is busy, not H07
+                                   // 15: timed calls' fresh inputs keep the input contract
+                                   //    (symmetric, sorted, whole values, rows summing to 1)
 
 // A digest of the runner's own files (its Python, the native helper's source, the policies):
 // the verdict depends on that code as much as on the options, so a changed runner is never

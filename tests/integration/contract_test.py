@@ -11,6 +11,10 @@ tests/integration/contract/ must end as its header says (`kforge-expect`, `kforg
   tril_replay_cache     cheat H06: the swapped trial still changes the values
   relu_abort_check      ok: abort() on an error path that never runs is a note (H17_note)
   relu_abort_fires      runtime_error: the abort runs during a call
+  sym_matmul_transposed ok: reads a symmetric A by columns; every trial and every timed call's
+                        fresh inputs stay symmetric (they were not: H15 before 2026-12-07)
+  whole_parity_int      ok: the parity of whole-valued floats through an integer conversion;
+                        timed calls' fresh inputs keep the values whole
   rnn_cell_honest       ok: a model that keeps its hidden state between calls (a stateful
                         problem): every call of both starts from the state they were built
                         with, and the verdict notes it (stateful_problem, naming self.hidden)

@@ -123,6 +123,69 @@ class PerturberTest(unittest.TestCase):
             self.assertTrue(torch.equal(g, w))
 
 
+class PerturberContractTest(unittest.TestCase):
+    """Timed calls' fresh inputs stay inside the input's contract (PROTOCOL.md, "timing"),
+    exactly, and alike on both sides (the candidate's buffers, the judge's redraw)."""
+
+    @staticmethod
+    def rewritten(base, index, seed=7):
+        bufs = [x.clone() for x in base]  # the shared buffers hold the pristine inputs
+        common.Perturber(base, seed).apply(bufs, index)
+        again = common.Perturber([x.clone() for x in base], seed).inputs(index, in_place=True)
+        for b, a in zip(bufs, again):
+            assert torch.equal(b, a), "the judge's redraw differs from the candidate's inputs"
+        return bufs
+
+    def assert_fresh(self, x, a, b):
+        self.assertFalse(torch.equal(a, x))
+        self.assertFalse(torch.equal(a, b))
+
+    def test_symmetric_inputs_stay_exactly_symmetric(self):
+        r = torch.randn(3, 40, 40)
+        x = (r + r.transpose(-1, -2)) / 2
+        a, = self.rewritten([x], 1)
+        b, = self.rewritten([x], 2)
+        self.assertTrue(torch.equal(a, a.transpose(-1, -2)))
+        self.assert_fresh(x, a, b)
+        ratio = a / x
+        self.assertTrue(bool(((ratio > 1 - common.PERTURB_EPS - 1e-6) & (ratio <= 1 + 1e-6)).all()))
+
+    def test_sorted_rows_stay_sorted(self):
+        up = torch.sort(torch.randn(6, 500), dim=-1).values
+        down = torch.sort(torch.rand(4, 3, 300), dim=-1, descending=True).values
+        a_up, a_down = self.rewritten([up, down], 1)
+        b_up, b_down = self.rewritten([up, down], 2)
+        self.assertTrue(bool((a_up[..., 1:] >= a_up[..., :-1]).all()))
+        self.assertTrue(bool((a_down[..., 1:] <= a_down[..., :-1]).all()))
+        self.assert_fresh(up, a_up, b_up)
+        self.assert_fresh(down, a_down, b_down)
+
+    def test_rows_summing_to_one_keep_their_values_and_sums(self):
+        p = torch.softmax(torch.randn(8, 64), dim=-1)
+        a, = self.rewritten([p], 1)
+        b, = self.rewritten([p], 2)
+        self.assert_fresh(p, a, b)
+        self.assertTrue(torch.equal(torch.sort(a, -1).values, torch.sort(p, -1).values))
+        self.assertTrue(bool(((a.sum(-1) - 1).abs() < 1e-5).all()))
+
+    def test_whole_values_and_probability_rows_with_zeros_are_not_rewritten(self):
+        whole = torch.randint(0, 10, (50, 7)).float()
+        masked = torch.softmax(torch.randn(4, 16), -1) * (torch.arange(16) % 2)
+        masked = masked / masked.sum(-1, keepdim=True)
+        plain = torch.randn(30)
+        a = self.rewritten([whole, masked, plain], 3)
+        self.assertTrue(torch.equal(a[0], whole))
+        self.assertTrue(torch.equal(a[1], masked))
+        self.assertFalse(torch.equal(a[2], plain))  # the rest still changes
+
+    def test_signs_zeros_and_unit_ranges_are_kept_elementwise(self):
+        x = torch.tril(torch.rand(32, 32))
+        a, = self.rewritten([x], 4)
+        self.assertTrue(torch.equal(a == 0, x == 0))
+        self.assertTrue(bool(((a >= 0) & (a < 1)).all()))
+        self.assertFalse(torch.equal(a, x))
+
+
 class FiniteTest(unittest.TestCase):
     def test_chunks_see_a_nan_anywhere(self):
         x = torch.zeros(1000)
