@@ -125,16 +125,17 @@ void Gate::Refuse(Slot& s, int code, const std::string& message, GateClock::time
   s.deadline = now + opt_.drain_timeout;
 }
 
+bool Gate::Drop(Slot& s) {
+  ::close(s.fd);
+  --connections_;
+  return false;
+}
+
 bool Gate::ReadHead(Slot& s, GateClock::time_point now, bool& whole) {
-  auto close_slot = [&] {
-    ::close(s.fd);
-    --connections_;
-    return false;
-  };
   char tmp[16384];
   for (;;) {
     ssize_t n = ::recv(s.fd, tmp, sizeof(tmp), MSG_DONTWAIT);
-    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return close_slot();
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return Drop(s);
     if (n < 0) break;
     if (!s.begun) {
       s.begun = true;
@@ -157,7 +158,7 @@ bool Gate::ReadHead(Slot& s, GateClock::time_point now, bool& whole) {
       return true;
     }
     if (now < s.deadline) return true;
-    if (!s.begun) return close_slot();  // idle: no request began
+    if (!s.begun) return Drop(s);  // idle: no request began
     ++timed_out_;
     Refuse(s, 408,
            "the request line and headers did not arrive within " + Seconds(opt_.request_timeout) +
@@ -170,21 +171,16 @@ bool Gate::ReadHead(Slot& s, GateClock::time_point now, bool& whole) {
 }
 
 bool Gate::Advance(Slot& s, GateClock::time_point now) {
-  auto close_slot = [&] {
-    ::close(s.fd);
-    --connections_;
-    return false;
-  };
   if (s.draining) {
     char tmp[16384];
     for (;;) {
       ssize_t n = ::recv(s.fd, tmp, sizeof(tmp), MSG_DONTWAIT);
-      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return close_slot();
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return Drop(s);
       if (n < 0) break;
       s.drained_bytes += static_cast<size_t>(n);
-      if (s.drained_bytes > kMaxDrainBytes) return close_slot();
+      if (s.drained_bytes > kMaxDrainBytes) return Drop(s);
     }
-    return now < s.deadline ? true : close_slot();
+    return now < s.deadline ? true : Drop(s);
   }
   // A whole head waiting for a handler reads nothing more (its body is the handler's).
   if (!s.waiting) {
@@ -257,16 +253,15 @@ void Gate::PollLoop() {
     now = GateClock::now();
     // Visit from the back so that removing (swap with the last) keeps pfds[i + 1] = slots[i].
     for (size_t i = slots.size(); i-- > 0;) {
-      bool event = pfds[i + 1].revents != 0;
-      if (slots[i].waiting && (pfds[i + 1].revents & (POLLHUP | POLLERR))) {
-        ::close(slots[i].fd);  // the client is gone: nobody to answer
-        --connections_;
-        slots[i] = std::move(slots.back());
-        slots.pop_back();
-        continue;
+      const short revents = pfds[i + 1].revents;
+      bool keep = true;
+      if (slots[i].waiting && (revents & (POLLHUP | POLLERR))) {
+        keep = Drop(slots[i]);  // the client is gone: nobody to answer
+      } else if (revents != 0 || slots[i].waiting || now >= slots[i].deadline) {
+        // Waiting slots are looked at on every wake: a handler that returned makes room.
+        keep = Advance(slots[i], now);
       }
-      // Waiting slots are looked at on every wake: a handler that returned makes room.
-      if ((event || slots[i].waiting || now >= slots[i].deadline) && !Advance(slots[i], now)) {
+      if (!keep) {
         slots[i] = std::move(slots.back());
         slots.pop_back();
       }
@@ -275,10 +270,7 @@ void Gate::PollLoop() {
   std::lock_guard<std::mutex> g(mu_);
   for (auto& s : inbox_) slots.push_back(std::move(s));
   inbox_.clear();
-  for (auto& s : slots) {
-    ::close(s.fd);
-    --connections_;
-  }
+  for (auto& s : slots) Drop(s);
 }
 
 void Gate::Dispatch(Conn c) {
@@ -346,8 +338,7 @@ void Gate::Returned(Conn c, After a) {
     }
   }
   if (s.fd >= 0) {
-    ::close(s.fd);
-    --connections_;
+    Drop(s);  // shutting down: the gate takes no connection back
     return;
   }
   Wake();
@@ -363,10 +354,7 @@ void Gate::Shutdown() {
   if (poller_.joinable()) poller_.join();
   std::unique_lock<std::mutex> lk(mu_);
   threads_cv_.wait(lk, [&] { return threads_ == 0; });
-  for (auto& s : inbox_) {
-    ::close(s.fd);
-    --connections_;
-  }
+  for (auto& s : inbox_) Drop(s);
   inbox_.clear();
 }
 

@@ -98,6 +98,8 @@ class Gate {
   };
   // What the poll thread does with a slot once something happened; false: it is gone.
   bool Advance(Slot& s, GateClock::time_point now);
+  // Closes the slot's connection; false (what Advance returns for a slot that is gone).
+  bool Drop(Slot& s);
   // Reads what the client sent into the slot's head; false: the slot is gone (closed). `whole`:
   // the head arrived complete (else it is still coming, or the slot was refused: 400/408/431).
   bool ReadHead(Slot& s, GateClock::time_point now, bool& whole);
