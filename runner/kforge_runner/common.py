@@ -86,7 +86,7 @@ def perturb_mode(x):
     (rows of non-negative values summing to 1), "scale" (symmetric and sorted: one factor),
     "symmetric" (u_i * u_j), "sorted" (a factor per row of the last dim) or "elements"."""
     from . import contract
-    f = contract._Facts(x)
+    f = contract.facts_of([x])[0]
     if f.empty:
         return "elements"
     if f.integral:
@@ -114,8 +114,8 @@ class Perturber:
             if isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel() > 0:
                 mode = perturb_mode(x)
             self.modes.append(mode)
-            if mode in (None, "skip", "roll"):
-                self.noise.append(None if mode != "roll" else torch.empty(0))
+            if mode in (None, "skip", "roll"):  # a roll takes its shift from _mix alone
+                self.noise.append(None)
                 continue
             last = x.shape[-1] if x.dim() else 1
             n = {"symmetric": last, "scale": 1, "sorted": x.numel() // last}.get(mode, x.numel())
@@ -134,19 +134,18 @@ class Perturber:
         return self.noise[j][off:off + n]
 
     @staticmethod
-    def _mul_periodic(src, dst, w):
-        """dst = src * w along src's flat elements, w repeated every len(w) elements."""
+    def _mul_rows(src, dst, w):
+        """dst = src * one factor a row: src and dst (n, k), w repeated every len(w) rows."""
         import torch
-        n, p = src.numel(), w.numel()
+        (n, k), p = src.shape, w.numel()
         if n <= p:
-            torch.mul(src.reshape(-1), w[:n], out=dst.view(-1))
+            torch.mul(src, w[:n].view(n, 1), out=dst)
             return
-        s, d = src.reshape(-1), dst.view(-1)
         rows = n // p
         full = rows * p
-        torch.mul(s[:full].view(rows, p), w, out=d[:full].view(rows, p))
+        torch.mul(src[:full].view(rows, p, k), w.view(1, p, 1), out=dst[:full].view(rows, p, k))
         if full < n:
-            torch.mul(s[full:], w[:n - full], out=d[full:])
+            torch.mul(src[full:], w[:n - full].view(-1, 1), out=dst[full:])
 
     def _rewrite(self, j, index, out):
         """out = base[j] rewritten for call `index` (out has base[j]'s shape)."""
@@ -167,21 +166,19 @@ class Perturber:
         if mode == "scale":
             torch.mul(x, self._window(j, index, 1), out=out)
             return
-        if mode == "sorted":
-            last = x.shape[-1]
-            rows = x.numel() // last
-            w = self._window(j, index, min(rows, PERTURB_PERIOD))
-            xr, o, p = x.reshape(rows, last), out.view(rows, last), w.numel()
-            for start in range(0, rows, p):
-                k = min(p, rows - start)
-                torch.mul(xr[start:start + k], w[:k].view(k, 1), out=o[start:start + k])
-            return
-        self._mul_periodic(x, out, self._window(j, index, min(x.numel(), PERTURB_PERIOD)))
+        # A factor per row of the last dim (sorted), or per element (a row of one).
+        k = x.shape[-1] if mode == "sorted" else 1
+        rows = x.numel() // k
+        self._mul_rows(x.reshape(rows, k), out.view(rows, k),
+                       self._window(j, index, min(rows, PERTURB_PERIOD)))
+
+    def _rewrites(self, j):
+        return self.modes[j] not in (None, "skip")
 
     def apply(self, bufs, index):
         """Writes the inputs of timed call `index` into bufs (the shared buffers)."""
-        for j, n in enumerate(self.noise):
-            if n is not None:
+        for j in range(len(self.base)):
+            if self._rewrites(j):
                 self._rewrite(j, index, bufs[j])
 
     def inputs(self, index, in_place=False):
@@ -190,8 +187,8 @@ class Perturber:
         multi-GiB input)."""
         import torch
         out = []
-        for j, (x, n) in enumerate(zip(self.base, self.noise)):
-            if n is None:
+        for j, x in enumerate(self.base):
+            if not self._rewrites(j):
                 out.append(x)
                 continue
             if in_place and x.is_contiguous():
