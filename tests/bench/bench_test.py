@@ -94,6 +94,11 @@ def run_bench(kforge, tmp, cache, python, trials="2", extra=()):
     return results, verdicts, time.time() - t0, p.stdout
 
 
+def spoiled_by_load(verdict):
+    return verdict["status"] == "infra_error" and any(
+        d.get("code") == "busy" for d in verdict.get("diagnostics", []))
+
+
 def speedup_metrics(verdicts, level):
     """Faster Rate, fast_p and geomean from the samples' own speedups, computed here."""
     rows = [v for v in verdicts if level in (None, v["level"]) and v["verdict"]["status"] != "infra_error"]
@@ -137,6 +142,24 @@ def main():
 
     results, verdicts, secs, stdout = run_bench(a.kforge, tmp, cache, a.python)
     print(f"first run: {secs:.1f} s")
+    run = results["run"]
+    check(run["samples"] == 8 and run["evaluated"] == 8 and run["reused"] == 0,
+          f"first run evaluated {run['evaluated']} reused {run['reused']} of {run['samples']}")
+    # A timing the machine's load spoiled twice (infra_error "busy", possible on a loaded CI
+    # machine) says nothing of the sample and is not stored: the same command again evaluates
+    # exactly those samples and reuses the rest, which is what a user does. The metrics below
+    # are checked on the run that has a verdict for every sample.
+    for attempt in range(2):
+        spoiled = sorted(v["sample"] for v in verdicts if spoiled_by_load(v["verdict"]))
+        if not spoiled:
+            break
+        print(f"spoiled by load, run again: {spoiled}")
+        check(len(spoiled) <= 1, f"first run: {len(spoiled)} timings spoiled by load")
+        results, verdicts, _, stdout = run_bench(a.kforge, tmp, cache, a.python)
+        again = results["run"]
+        check(again["evaluated"] == len(spoiled) and again["reused"] == 8 - len(spoiled),
+              f"the run after a spoiled timing evaluated {again['evaluated']} and reused "
+              f"{again['reused']} (want {len(spoiled)} and {8 - len(spoiled)})")
 
     # Every sample was found, in both layouts, and ended as its example says.
     check(len(verdicts) == len(SAMPLES), f"{len(verdicts)} verdicts for {len(SAMPLES)} samples")
@@ -146,8 +169,6 @@ def main():
 
     run = results["run"]
     check(results["k"] == K, "k recorded")
-    check(run["samples"] == 8 and run["evaluated"] == 8 and run["reused"] == 0,
-          f"first run evaluated {run['evaluated']} reused {run['reused']} of {run['samples']}")
     check(len(run["lane_busy_ms"]) == 1 and run["lane_busy_ms"][0] > 0, "lane busy time recorded")
     check(0 < run["lane_busy_ms"][0] <= run["wall_ms"], "lane busy time within wall time")
 
@@ -217,10 +238,6 @@ def main():
         c = dict(counts)
         c["ok or incorrect"] = c.pop("ok", 0) + c.pop("incorrect", 0)
         return c
-
-    def spoiled_by_load(verdict):
-        return verdict["status"] == "infra_error" and any(
-            d.get("code") == "busy" for d in verdict.get("diagnostics", []))
 
     first_by_sample = {v["sample"]: v["verdict"] for v in verdicts}
     for what, trials, extra in [("trial count", "3", ()),
