@@ -58,7 +58,9 @@ def sample(x):
     bsel = _pick(b, min(b, 4, max(rows_budget, 1)))
     rsel = _pick(r, max(rows_budget // max(len(bsel), 1), 1))
     dev = x.device
-    sub = p.index_select(0, bsel.to(dev)).index_select(1, rsel.to(dev))
+    # One gather of the chosen rows of the chosen slices: index_select on the slices first
+    # would copy each chosen slice whole (the whole input when it is one matrix).
+    sub = p[bsel.to(dev).view(-1, 1), rsel.to(dev).view(1, -1)]
     return sub, rsel, bsel
 
 
@@ -96,8 +98,11 @@ class _Facts:
             and bool((sub[(~below).expand_as(sub)] != 0).any())
         self.symmetric = False
         if square:
-            p = _plane(x).index_select(0, bsel.to(x.device))
-            cols_of_rows = p.index_select(2, rsel.to(x.device)).transpose(1, 2)
+            # The columns of the sampled rows, gathered alone (not the chosen slices whole).
+            dev = x.device
+            cols_of_rows = _plane(x)[bsel.to(dev).view(-1, 1, 1),
+                                     torch.arange(x.shape[-2], device=dev).view(1, -1, 1),
+                                     rsel.to(dev).view(1, 1, -1)].transpose(1, 2)
             self.symmetric = bool(torch.equal(sub, cols_of_rows))
         self.row_sum_one = False
         self.ascending = self.descending = False
@@ -198,6 +203,46 @@ def describe(c):
     if c.get("range"):
         parts.append("integers in [%d, %d]" % tuple(c["range"]))
     return "%s %s: %s" % (c["dtype"], c["shape"], ", ".join(parts) if parts else "unconstrained")
+
+
+def outside(c, x, base=None):
+    """The invariants of contract `c` (one input's dict) that tensor `x` breaks, as names
+    (empty: x is inside). `base` is the draw x was made from, for the zero pattern (the
+    contract says there is one; the draw says where). Looked at on the same bounded sample as
+    inference, so a trial is judged by what the contract could have seen."""
+    if c is None or not isinstance(x, torch.Tensor):
+        return []
+    if list(x.shape) != list(c["shape"]) or str(x.dtype).replace("torch.", "") != c["dtype"]:
+        return ["shape and dtype"]
+    f = _Facts(x)
+    if f.empty or x.is_complex():
+        return []
+    out = []
+    if not f.is_float or f.finite:
+        if c.get("nonnegative") and f.min < 0:
+            out.append("non-negative")
+        if c.get("unit") and not (f.min >= 0 and f.max <= 1):
+            out.append("in [0, 1]")
+        if c.get("unit_open") and not f.max < 1:
+            out.append("below 1")
+    if c.get("integral") and not f.integral:
+        out.append("integral values")
+    if c.get("range") and not (c["range"][0] <= f.min and f.max <= c["range"][1]):
+        out.append("integer range")
+    if c.get("zero_mask"):
+        if base is not None and not torch.equal(f.zeros, _Facts(base).zeros):
+            out.append("zero pattern")
+        tri = c.get("triangular")
+        if (tri == "lower" and not f.lower) or (tri == "upper" and not f.upper):
+            out.append("%s-triangular" % tri)
+    if c.get("symmetric") and not f.symmetric:
+        out.append("symmetric")
+    if c.get("row_sum_one") and not f.row_sum_one:
+        out.append("rows sum to 1")
+    s = c.get("sorted")
+    if (s == "ascending" and not f.ascending) or (s == "descending" and not f.descending):
+        out.append("sorted %s" % s)
+    return out
 
 
 # ---- trials inside the contract ------------------------------------------------------------

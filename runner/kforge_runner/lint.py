@@ -25,11 +25,19 @@ Each problem's input contract is printed too: per input, the invariants every dr
 get_inputs() satisfies (contract.py: non-negative, in [0, 1), integral, integer range, fixed
 zero pattern or triangular, symmetric, rows summing to 1, sorted), which the judge's perturbed
 trials keep. A problem none of whose inputs may be signed says so: its signed trial is skipped.
+Then those trials are made on the problem's own draws as the judge makes them (A''s swapped
+values, the signed trial, the timed calls' fresh inputs for a few call indices) and each
+input is checked against the contract (contract.outside): any invariant a trial breaks is
+listed, which would be kforge's error, not the problem's. With --contract-only no reference
+runs and no trivial answer is tried (a benchmark's large problems, on a small machine).
 
 One JSON line per problem on stdout: {"problem", "ok", "findings": [{"code", "message"}],
 "contract": [{"input", "dtype", "shape", invariants..., "text"} or {"input", "text"} for a
-non-tensor], "signed_trial": "runs" or why it is skipped}.
-Exit status 0 whatever the findings (2 on a usage error).
+non-tensor], "signed_trial": "runs" or why it is skipped, "timed_inputs": [per input, how
+timed calls rewrite it], "trials": {"checked": [trial names], "outside": [{"trial", "input",
+"invariant"}]}} ("trials_error" instead when the trials could not be made).
+Exit status 0 whatever the findings (2 on a usage error); `kforge lint-problems` exits 1 when
+a trial left its contract.
 """
 import argparse
 import importlib.util
@@ -163,11 +171,23 @@ def check_output(k, refs, inputs_per_draw, multi, atol, rtol):
     return findings
 
 
-def lint_problem(path, atol, rtol, device="cpu", seeds=DRAW_SEEDS):
-    """The findings and input contract of one problem file; atol, rtol: the judge's maps
-    (dtype name -> value)."""
+def lint_problem(path, atol, rtol, device="cpu", seeds=DRAW_SEEDS, contract_only=False):
+    """The findings, input contract and trials of one problem file; atol, rtol: the judge's
+    maps (dtype name -> value). With `contract_only` no reference is run and no trivial answer
+    tried: only the contract and whether every trial stays inside it."""
     try:
         module, model = load_problem(path, device)
+        if contract_only:
+            facts = []
+            for s in seeds:  # one draw at a time: a benchmark's inputs can be GiBs
+                inputs = draw(module, s, device)
+                facts.append(contract.facts_of(inputs))
+                del inputs
+            c = contract.infer_from(facts)
+            result = {"problem": path, "ok": True, "findings": []}
+            result.update(contract_entries(c))
+            result.update(trials_of(module, c, device, seeds))
+            return result
         inputs_per_draw, refs_per_draw = [], []
         for s in seeds:
             inputs = draw(module, s, device)
@@ -191,16 +211,23 @@ def lint_problem(path, atol, rtol, device="cpu", seeds=DRAW_SEEDS):
             findings.extend(check_output(k, refs, inputs_per_draw, n > 1,
                                          *tolerances(atol, rtol, refs[0].dtype)))
     result = {"problem": path, "ok": not findings, "findings": findings}
-    result.update(contract_of(inputs_per_draw))
-    return result
-
-
-def contract_of(inputs_per_draw):
-    """The input contract from the lint's own draws, as the JSON line carries it."""
+    del refs_per_draw
     try:
         c = contract.infer(inputs_per_draw)
     except Exception as e:  # the contract is information: a failure here flags nothing
-        return {"contract_error": "%s: %s" % (type(e).__name__, e)}
+        result["contract_error"] = "%s: %s" % (type(e).__name__, e)
+        return result
+    del inputs_per_draw
+    result.update(contract_entries(c))
+    try:
+        result.update(trials_of(module, c, device, seeds))
+    except Exception as e:
+        result["trials_error"] = "%s: %s" % (type(e).__name__, e)
+    return result
+
+
+def contract_entries(c):
+    """The input contract as the JSON line carries it."""
     entries = []
     for i, x in enumerate(c):
         e = {"input": i}
@@ -210,6 +237,52 @@ def contract_of(inputs_per_draw):
     signable = any(contract.can_sign(x) for x in c)
     return {"contract": entries,
             "signed_trial": "runs" if signable else "skipped: " + contract.why_unsigned(c)}
+
+
+TIMED_TEXT = {"elements": "a factor per element", "sorted": "a factor per row",
+              "symmetric": "a symmetric factor u_i*u_j", "scale": "one factor",
+              "roll": "each row rotated"}
+SWAP_SEED = 7
+PERTURB_SEED = 99
+TIMED_CALLS = (0, 1, 2, 7)
+
+
+def trials_of(module, c, device, seeds):
+    """Whether the judge's perturbed trials keep the contract `c`, tried on this problem's own
+    draws as the judge makes them: A' (swapped values, contract.swap_some), the signed trial
+    (contract.signed, on a fresh draw) and the timed calls' fresh inputs (common.Perturber,
+    for a few call indices). Returns {"trials": {"checked": [...], "outside": [{"trial",
+    "input", "invariant"}]}, "timed_inputs": [per input, how timed calls rewrite it]}."""
+    from .common import Perturber
+    checked, bad = [], []
+
+    def judge(name, made, base):
+        checked.append(name)
+        for i, (x, b) in enumerate(zip(made, base)):
+            for inv in contract.outside(c[i] if i < len(c) else None, x, b):
+                bad.append({"trial": name, "input": i, "invariant": inv})
+
+    base = draw(module, seeds[0], device)
+    judge("swapped", contract.swap_some(base, SWAP_SEED, c), base)
+    p = Perturber(base, PERTURB_SEED)
+    timed = []
+    for x, mode in zip(base, p.modes):
+        if mode == "skip":
+            timed.append("not rewritten (%s)" % ("whole values" if contract.facts_of([x])[0].integral
+                                                 else "rows summing to 1 with zeros"))
+        elif mode is None:
+            timed.append("not rewritten (%s)" % ("not floating-point" if isinstance(x, torch.Tensor)
+                                                 else "not a tensor"))
+        else:
+            timed.append(TIMED_TEXT[mode])
+    for k in TIMED_CALLS:
+        judge("timed call %d" % k, p.inputs(k), base)
+    del p, base
+    fresh = draw(module, seeds[-1], device)
+    signed = contract.signed(fresh, c)
+    if signed is not None:
+        judge("signed", signed, fresh)
+    return {"trials": {"checked": checked, "outside": bad}, "timed_inputs": timed}
 
 
 def dtype_map(text):
@@ -238,6 +311,8 @@ def main(argv=None):
     add_tolerance_flags(ap)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--draws", type=int, default=len(DRAW_SEEDS))
+    ap.add_argument("--contract-only", action="store_true",
+                    help="no reference, no trivial answers: the contract and its trials only")
     ap.add_argument("paths", nargs="+")
     args = ap.parse_args(argv)
     seeds = tuple(11 * (i + 1) for i in range(max(1, args.draws)))
@@ -247,7 +322,7 @@ def main(argv=None):
         if os.path.isdir(path):
             ap.error("%s is a folder: pass problem files (kforge lint-problems finds the "
                      "problems in a folder)" % path)
-        result = lint_problem(path, args.atol, args.rtol, args.device, seeds)
+        result = lint_problem(path, args.atol, args.rtol, args.device, seeds, args.contract_only)
         sys.stdout.write(json.dumps(result) + "\n")
         sys.stdout.flush()
     return 0

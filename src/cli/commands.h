@@ -13,7 +13,8 @@ namespace kf::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitInfra = 3;
-// doctor: at least one check failed (its output names each with a fix).
+// doctor: at least one check failed (its output names each with a fix); lint-problems: a
+// perturbed trial left its problem's input contract.
 inline constexpr int kExitCheckFailed = 1;
 
 struct Command {

@@ -24,8 +24,40 @@ struct LintFlags {
   std::string python;
   std::string backend;
   bool json = false;
+  bool contract_only = false;
   int draws = 3;
 };
+
+bool TrialsOutside(const nlohmann::json& j) {
+  const auto t = j.value("trials", nlohmann::json::object());
+  return !t.value("outside", nlohmann::json::array()).empty() || j.contains("trials_error");
+}
+
+// Whether the judge's perturbed trials kept the problem's inputs inside the contract: the
+// trials checked, or each one whose inputs left it (none is kforge's promise). Returns 1 when
+// one did.
+int PrintTrials(const nlohmann::json& j) {
+  if (j.contains("trials_error")) {
+    std::cout << "      TRIALS NOT CHECKED: " << j.value("trials_error", "") << "\n";
+    return 1;
+  }
+  if (!j.contains("trials")) return 0;
+  const auto& t = j["trials"];
+  const auto outside = t.value("outside", nlohmann::json::array());
+  std::string checked;
+  for (const auto& name : t.value("checked", nlohmann::json::array())) {
+    checked += (checked.empty() ? "" : ", ") + name.get<std::string>();
+  }
+  if (outside.empty()) {
+    std::cout << "      trials inside the contract: " << checked << "\n";
+    return 0;
+  }
+  for (const auto& o : outside) {
+    std::cout << "      OUTSIDE THE CONTRACT: " << o.value("trial", "?") << ", input "
+              << o.value("input", 0) << " is no longer " << o.value("invariant", "?") << "\n";
+  }
+  return 1;
+}
 
 int RunLint(const LintFlags& f) {
   // A folder's problems are its *.py files that define Model (problems::ProblemFiles); a file
@@ -66,6 +98,7 @@ int RunLint(const LintFlags& f) {
   SpawnOptions so;
   so.argv = {python, "-m", "kforge_runner.lint", "--device", backend, "--draws",
              std::to_string(f.draws)};
+  if (f.contract_only) so.argv.push_back("--contract-only");
   // The judge's default tolerances: a problem is linted against the check it will face.
   for (auto& flag : ToleranceFlags(DefaultTolerances())) so.argv.push_back(std::move(flag));
   for (const auto& p : files) so.argv.push_back(std::filesystem::absolute(p).string());
@@ -80,7 +113,7 @@ int RunLint(const LintFlags& f) {
   auto e = child->Wait(std::chrono::hours(1));
   std::ifstream in(out_path);
   std::string line;
-  int problems = 0, flagged = 0;
+  int problems = 0, flagged = 0, outside = 0;
   while (std::getline(in, line)) {
     auto j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded()) continue;
@@ -89,6 +122,7 @@ int RunLint(const LintFlags& f) {
     flagged += ok ? 0 : 1;
     if (f.json) {
       std::cout << j.dump() << "\n";
+      outside += TrialsOutside(j) ? 1 : 0;
       continue;
     }
     std::cout << (ok ? "ok    " : "FLAG  ") << j.value("problem", "?") << "\n";
@@ -96,14 +130,20 @@ int RunLint(const LintFlags& f) {
       std::cout << "      " << finding.value("code", "") << ": " << finding.value("message", "")
                 << "\n";
     }
-    // The input contract the judge's perturbed trials keep (information, flags nothing).
+    // The input contract the judge's perturbed trials keep (information, flags nothing), and
+    // how timed calls give each input fresh values inside it.
+    const auto timed = j.value("timed_inputs", nlohmann::json::array());
     for (const auto& c : j.value("contract", nlohmann::json::array())) {
-      std::cout << "      input " << c.value("input", 0) << ": " << c.value("text", "") << "\n";
+      const size_t i = c.value("input", 0);
+      std::cout << "      input " << i << ": " << c.value("text", "");
+      if (i < timed.size()) std::cout << "; timed calls: " << timed[i].get<std::string>();
+      std::cout << "\n";
     }
     const std::string signed_trial = j.value("signed_trial", "");
     if (!signed_trial.empty() && signed_trial != "runs") {
       std::cout << "      signed trial " << signed_trial << "\n";
     }
+    outside += PrintTrials(j);
   }
   unlink(out_path);
   if (!e || !e->exited || e->exit_code != 0) {
@@ -112,9 +152,11 @@ int RunLint(const LintFlags& f) {
     return kExitInfra;
   }
   if (!f.json) {
-    std::cout << problems << " problems, " << flagged << " flagged\n";
+    std::cout << problems << " problems, " << flagged << " flagged, " << outside
+              << " with a trial outside its input contract\n";
   }
-  return kExitOk;
+  // A trial outside the contract is kforge's error, not the problem's: it fails the command.
+  return outside > 0 ? kExitCheckFailed : kExitOk;
 }
 
 }  // namespace
@@ -131,6 +173,9 @@ Command LintCommand() {
             app->add_option("--draws", f->draws, "seeded input draws per problem")
                 ->check(CLI::Range(1, 20));
             app->add_flag("--json", f->json, "one JSON line per problem");
+            app->add_flag("--contract-only", f->contract_only,
+                          "no reference run, no trivial answers: the input contract and whether "
+                          "every perturbed trial keeps it (for large benchmarks)");
             return [f] { return RunLint(*f); };
           }};
 }

@@ -123,8 +123,10 @@ def main():
           "lint: rand_rowsum's input is in [0, 1) and its signed trial skipped: %s" % rs)
     p = subprocess.run([a.kforge, "lint-problems", "--backend", "cpu", "--python", a.python,
                         os.path.join(FOLDER, "tril_matmul.py")], capture_output=True, text=True)
-    check("input 0: float32 [192, 192]: lower-triangular" in p.stdout,
-          "lint text names the contract: %s" % p.stdout)
+    check("input 0: float32 [192, 192]: lower-triangular; timed calls: a factor per element"
+          in p.stdout and "trials inside the contract: swapped" in p.stdout and
+          "0 with a trial outside its input contract" in p.stdout and p.returncode == 0,
+          "lint text names the contract, the timed rewrite and the trials kept in it: %s" % p.stdout)
     shutil.rmtree(tmp, ignore_errors=True)
     return evalcli.finish("contract")
 

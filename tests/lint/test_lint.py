@@ -129,7 +129,8 @@ class LintTest(unittest.TestCase):
         self.assertEqual([os.path.basename(l["problem"]) for l in lines], ["softmax.py", "const_zero.py"])
         self.assertEqual([l["ok"] for l in lines], [True, False])
         for l in lines:
-            self.assertEqual(set(l), {"problem", "ok", "findings", "contract", "signed_trial"})
+            self.assertEqual(set(l), {"problem", "ok", "findings", "contract", "signed_trial",
+                                  "trials", "timed_inputs"})
 
     def test_the_tolerances_are_the_ones_given(self):
         # near_const varies by about 1e-6: flagged at 1e-4, not at 1e-9; float32 left out of
@@ -165,6 +166,44 @@ class LintTest(unittest.TestCase):
         c = self.results["softmax.py"]["contract"]
         self.assertEqual(set(c[0]) - {"input", "dtype", "shape", "text"}, set(), c)
         self.assertEqual(self.results["softmax.py"]["signed_trial"], "runs")
+
+    def test_every_trial_is_checked_against_the_contract(self):
+        # The judge's perturbed trials, made as the judge makes them, stay inside the contract
+        # (A' swaps, the signed trial, the timed calls' fresh inputs).
+        r = self.results["softmax.py"]
+        self.assertEqual(r["trials"]["outside"], [])
+        self.assertEqual(r["trials"]["checked"][0], "swapped")
+        self.assertIn("signed", r["trials"]["checked"])
+        self.assertEqual(sum(t.startswith("timed call") for t in r["trials"]["checked"]),
+                         len(lint.TIMED_CALLS))
+        self.assertEqual(r["timed_inputs"], ["a factor per element"])
+        # No signed trial where none may run.
+        self.assertNotIn("signed", self.results["relu_of_rand.py"]["trials"]["checked"])
+
+    def test_a_trial_that_leaves_the_contract_is_named(self):
+        # A swap that ignores the contract (swaps across a triangular input's zeros) must be
+        # reported with the trial, the input and the invariant it broke.
+        path = os.path.join(self.tmp.name, "tril.py")
+        with open(path, "w") as f:
+            f.write(TEMPLATE.format(expr="x @ x", inputs="torch.tril(torch.randn(48, 48))"))
+        real = lint.contract.swap_some
+        lint.contract.swap_some = lambda inputs, seed, c=None, pairs=16: real(inputs, seed, None, pairs)
+        try:
+            r = lint.lint_problem(path, TOL, TOL, contract_only=True)
+        finally:
+            lint.contract.swap_some = real
+        self.assertIn({"trial": "swapped", "input": 0, "invariant": "lower-triangular"},
+                      r["trials"]["outside"], r)
+        self.assertEqual(lint.lint_problem(path, TOL, TOL, contract_only=True)["trials"]["outside"], [])
+
+    def test_contract_only_runs_no_reference(self):
+        # const_zero's reference is all zeros (flagged normally); contract-only tries no answer.
+        r = lint.lint_problem(os.path.join(self.tmp.name, "const_zero.py"), TOL, TOL,
+                              contract_only=True)
+        self.assertTrue(r["ok"])
+        self.assertEqual(r["findings"], [])
+        self.assertEqual(r["contract"][0]["shape"], [64, 128])
+        self.assertEqual(r["trials"]["outside"], [])
 
 
 if __name__ == "__main__":

@@ -116,6 +116,76 @@ class PerturbationTest(unittest.TestCase):
         self.assertFalse(torch.equal(x[0], y[0]))
 
 
+class OutsideTest(unittest.TestCase):
+    """contract.outside, the check `kforge lint-problems` runs on every trial's inputs."""
+
+    def test_each_case_is_inside_its_own_contract(self):
+        for name, (make, _, _) in CASES.items():
+            with self.subTest(name):
+                c = contract.infer(draws(make))[0]
+                torch.manual_seed(555)
+                x = make()[0]
+                self.assertEqual(contract.outside(c, x, x), [], name)
+
+    def test_a_broken_invariant_is_named(self):
+        broken = {
+            # case: (what breaks it, the name it must be reported under)
+            "tril": (lambda x: x + torch.triu(torch.ones_like(x), 1), "lower-triangular"),
+            "rand": (lambda x: x - 0.5, "non-negative"),
+            "relu": (lambda x: -x - 1, "non-negative"),
+            "symmetric": (lambda x: x * torch.rand_like(x), "symmetric"),
+            "softmax": (lambda x: x * 0.9, "rows sum to 1"),
+            "sorted": (lambda x: x.flip(-1), "sorted ascending"),
+            "targets": (lambda x: x + 7, "integer range"),
+            "int_valued": (lambda x: x * 0.99, "integral values"),
+        }
+        for name, (breaker, invariant) in broken.items():
+            with self.subTest(name):
+                make = CASES[name][0]
+                c = contract.infer(draws(make))[0]
+                torch.manual_seed(555)
+                x = make()[0]
+                self.assertIn(invariant, contract.outside(c, breaker(x), x), name)
+
+    def test_a_zero_pattern_moved_is_named(self):
+        # A fixed zero pattern that is not triangular: every other column.
+        mask = torch.arange(64) % 2 == 0
+        make = lambda: [torch.randn(8, 64) * mask]  # noqa: E731
+        c = contract.infer(draws(make))[0]
+        self.assertTrue(c.get("zero_mask"))
+        x = make()[0]
+        self.assertEqual(contract.outside(c, x * 0.5, x), [])
+        self.assertIn("zero pattern", contract.outside(c, torch.roll(x, 1, -1), x))
+
+    def test_another_shape_or_dtype_is_outside(self):
+        c = contract.infer(draws(lambda: [torch.randn(4, 4)]))[0]
+        self.assertEqual(contract.outside(c, torch.randn(4, 5)), ["shape and dtype"])
+        self.assertEqual(contract.outside(c, torch.randn(4, 4).double()), ["shape and dtype"])
+
+    def test_timed_inputs_stay_inside_every_contract(self):
+        # The timed calls' fresh inputs (common.Perturber, verdict format 15) for each case;
+        # before format 15 the symmetric, sorted, whole-valued and softmax cases left theirs.
+        from kforge_runner.common import Perturber
+        for name, (make, _, _) in CASES.items():
+            with self.subTest(name):
+                c = contract.infer(draws(make))[0]
+                torch.manual_seed(777)
+                base = make()
+                p = Perturber(base, 4242)
+                for k in range(6):
+                    self.assertEqual(contract.outside(c, p.inputs(k)[0], base[0]), [], (name, k))
+
+    def test_the_format_14_rewrite_of_a_symmetric_input_is_caught(self):
+        # What timed calls did before format 15: a factor per element, which breaks symmetry.
+        from kforge_runner.common import Perturber
+        c = contract.infer(draws(lambda: [sym(40)]))[0]
+        base = [sym(40)]
+        p = Perturber(base, 1)
+        p.modes = ["elements"]
+        p.noise = Perturber([torch.randn(40, 40)], 1).noise  # per-element factors
+        self.assertIn("symmetric", contract.outside(c, p.inputs(3)[0], base[0]))
+
+
 PROBLEM = '''
 import torch
 import torch.nn as nn
