@@ -58,12 +58,14 @@ class Judge:
     # ---- ops ---------------------------------------------------------------------------
     def op_hello(self, msg):
         self.device = msg.get("device", "cpu")
-        self.shm_dir = tempfile.mkdtemp(prefix="kforge-judge-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
-        os.chmod(self.shm_dir, 0o755)
+        if not self.borrows:  # a borrowing (confined) judge makes no buffers of its own
+            self.shm_dir = tempfile.mkdtemp(prefix="kforge-judge-",
+                                            dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+            os.chmod(self.shm_dir, 0o755)
         dev = torch.device(self.device)
         info = {"ok": True, "protocol": protocol.VERSION, "torch": torch.__version__,
                 "python": sys.version.split()[0], "sandbox": self.sandbox,
-                "compile_available": hasattr(torch, "compile"), "shm_dir": self.shm_dir}
+                "compile_available": hasattr(torch, "compile"), "shm_dir": self.shm_dir or ""}
         if dev.type == "cuda":
             if not torch.cuda.is_available():
                 return {"ok": False, "message": "no CUDA device is visible to PyTorch"}

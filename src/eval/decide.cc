@@ -52,6 +52,14 @@ bool SpoiledByLoad(const Verdict& v) {
   return false;
 }
 
+bool LaneDied(const Verdict& v) {
+  if (v.status != VerdictStatus::kInfraError) return false;
+  for (const auto& d : v.diagnostics) {
+    if (d.code == execute::kLaneDiedCode) return true;
+  }
+  return false;
+}
+
 bool MeasureBaselinesAgain(const Result<execute::BaselineResult>& last, int retries_done) {
   return retries_done < kBaselineRetries && last.ok() && !last->disturbed.empty();
 }

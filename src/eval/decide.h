@@ -47,6 +47,10 @@ bool ShouldStore(VerdictStatus status, const std::string& key);
 // diagnostic of code execute::kBusyCode): worth running again when the machine is quieter.
 bool SpoiledByLoad(const Verdict& v);
 
+// Whether a verdict is an infra_error because the lane's judge or zygote died during the run
+// (a diagnostic of code execute::kLaneDiedCode): worth running again on the lane started anew.
+bool LaneDied(const Verdict& v);
+
 // A baseline measurement disturbed by load is taken again this many times at most.
 inline constexpr int kBaselineRetries = 2;
 // Whether to measure the baselines again after `retries_done` retries: the last measurement

@@ -81,6 +81,17 @@ TEST(VerdictDecisions, OnlyAnInfraErrorWithTheBusyDiagnosticIsSpoiledByLoad) {
   EXPECT_FALSE(SpoiledByLoad(v));
 }
 
+TEST(VerdictDecisions, OnlyAnInfraErrorWithTheLaneDiedDiagnosticNamesADeadLane) {
+  Verdict v;
+  v.status = VerdictStatus::kInfraError;
+  v.diagnostics.push_back(WithCode(execute::kBusyCode));
+  EXPECT_FALSE(LaneDied(v));
+  v.diagnostics.push_back(WithCode(execute::kLaneDiedCode));
+  EXPECT_TRUE(LaneDied(v));
+  v.status = VerdictStatus::kRuntimeError;
+  EXPECT_FALSE(LaneDied(v));
+}
+
 execute::BaselineResult Measured(const std::string& disturbed, bool eager = true) {
   execute::BaselineResult b;
   b.disturbed = disturbed;

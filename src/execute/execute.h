@@ -108,6 +108,10 @@ struct ExecOptions {
 // The diagnostic code of an infra_error whose timing the machine's load spoiled (the host
 // waited for a CPU long enough to explain a wall-clock gap): worth trying again when quieter.
 inline constexpr const char* kBusyCode = "busy";
+// The diagnostic code of an infra_error whose lane died under it (its judge or zygote was
+// killed: out of memory, by hand): the candidate's run says nothing, worth running again on the
+// lane started anew.
+inline constexpr const char* kLaneDiedCode = "lane_died";
 
 enum class Outcome { kOk, kFormatError, kCompileError, kRuntimeError, kTimeout, kIncorrect, kCheat,
                      kInfraError };

@@ -74,6 +74,8 @@ Lane::~Lane() {
     p->chan.Close();
     if (!p->child.Wait(milliseconds(3000))) p->child.Kill();
   }
+  // A judge that exits removes its buffers; one that died (out of memory, killed) left them.
+  RemoveSharedBuffers(impl_->judge_shm);
 }
 
 Result<std::unique_ptr<Lane>> Lane::Start(const LaneOptions& opt) {
@@ -108,6 +110,7 @@ Result<DeviceInfo> Lane::Ready(const fs::path& native_so, const std::string& mod
   m.device.torch_version = hello->value("torch", "");
   m.device.compile_available = hello->value("compile_available", false);
   m.device.raw = *hello;
+  m.judge_shm = hello->value("shm_dir", "");
   nlohmann::json native = requests::Native(native_so, module);
   if (auto r = m.judge.Request(native, milliseconds(60000)); !r.ok()) return r.status();
   m.native_msg = native;

@@ -66,6 +66,7 @@ class Lane::Impl {
  public:
   LaneOptions opt;
   RunnerProc judge;  // trusted: problems the operator registered or the user named
+  std::filesystem::path judge_shm;  // its shared buffers' folder (hello's shm_dir)
   RunnerProc zygote;
   // Problems whose text came with a request are never imported by `judge`: each runs in a
   // judge of its own, forked from the zygote and confined like a candidate. At most one lives

@@ -24,6 +24,27 @@ std::string ReadTail(const std::filesystem::path& p, size_t max_bytes) {
 
 std::string RunnerProc::LogTail(size_t max_bytes) const { return ReadTail(log_path, max_bytes); }
 
+int RemoveSharedBuffers(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  if (dir.empty() || !dir.is_absolute()) return 0;
+  const fs::path parent = dir.parent_path();
+  std::error_code ec;
+  const fs::path tmp = fs::temp_directory_path(ec);
+  const bool in_scratch = parent == "/dev/shm" || (!ec && parent == tmp);
+  if (!in_scratch || dir.filename().string().rfind("kforge-judge-", 0) != 0) return 0;
+  if (!fs::is_directory(fs::symlink_status(dir, ec))) return 0;
+  int removed = 0;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("buf", 0) == 0 && fs::is_regular_file(e.symlink_status(ec)) &&
+        fs::remove(e.path(), ec)) {
+      ++removed;
+    }
+  }
+  fs::remove(dir, ec);  // only when nothing else is in it
+  return removed;
+}
+
 Result<nlohmann::json> RunnerProc::Request(const nlohmann::json& msg,
                                            std::chrono::milliseconds timeout,
                                            const EventFn& on_event) {

@@ -43,4 +43,13 @@ Result<RunnerProc> StartRunner(const std::string& what, const std::string& pytho
 
 std::string ReadTail(const std::filesystem::path& p, size_t max_bytes);
 
+// Removes the folder of shared trial buffers a trusted judge named in its hello reply
+// (`shm_dir`), once that judge has ended. A judge removes it itself when it exits; one that was
+// killed (out of memory, SIGKILL, a lost lane) cannot, and its buffers (each a trial's inputs
+// and outputs, GiBs for a large problem) would hold RAM in /dev/shm until the machine
+// restarts. Only a folder directly in /dev/shm or the temporary folder, named kforge-judge-*,
+// and only its regular files named buf*, are removed; anything else is left. Returns how many
+// buffers it removed.
+int RemoveSharedBuffers(const std::filesystem::path& dir);
+
 }  // namespace kf::execute

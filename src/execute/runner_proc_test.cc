@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "execute/requests.h"
 #include "execute/runner_fakes.h"
 
@@ -101,6 +103,64 @@ TEST(RunnerProcEvents, AnEventNobodyExpectsBreaksTheProtocol) {
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.status().message().find("dtype"), std::string::npos) << r.status().message();
   }
+}
+
+// A killed judge's buffer folder (RemoveSharedBuffers, called when a lane ends).
+class SharedBuffers : public ::testing::Test {
+ protected:
+  std::filesystem::path tmp = std::filesystem::temp_directory_path();
+  std::vector<std::filesystem::path> made;
+  std::filesystem::path Folder(const std::string& name) {
+    auto d = tmp / (name + std::to_string(getpid()));
+    std::filesystem::create_directories(d);
+    made.push_back(d);
+    return d;
+  }
+  static void Write(const std::filesystem::path& p) { std::ofstream(p) << "x"; }
+  void TearDown() override {
+    for (auto& d : made) std::filesystem::remove_all(d);
+  }
+};
+
+TEST_F(SharedBuffers, ADeadJudgesBuffersAndFolderAreRemoved) {
+  auto d = Folder("kforge-judge-test");
+  Write(d / "buf1");
+  Write(d / "buf2");
+  EXPECT_EQ(RemoveSharedBuffers(d), 2);
+  EXPECT_FALSE(std::filesystem::exists(d));
+  EXPECT_EQ(RemoveSharedBuffers(d), 0);  // gone already: nothing to do
+  EXPECT_EQ(RemoveSharedBuffers(""), 0);  // a judge that never said hello
+}
+
+TEST_F(SharedBuffers, NothingButAJudgesBufferFolderIsTouched) {
+  // Another name, or a folder below the scratch folders: left whole.
+  auto other = Folder("not-a-judge-");
+  Write(other / "buf1");
+  EXPECT_EQ(RemoveSharedBuffers(other), 0);
+  EXPECT_TRUE(std::filesystem::exists(other / "buf1"));
+  auto deep = Folder("kforge-test-parent-") / "kforge-judge-x";
+  std::filesystem::create_directories(deep);
+  Write(deep / "buf1");
+  EXPECT_EQ(RemoveSharedBuffers(deep), 0);
+  EXPECT_TRUE(std::filesystem::exists(deep / "buf1"));
+  EXPECT_EQ(RemoveSharedBuffers(std::filesystem::relative(other)), 0);
+  // A judge folder: its buffers go, anything else stays (and so does the folder).
+  auto d = Folder("kforge-judge-mixed");
+  Write(d / "buf1");
+  Write(d / "notes.txt");
+  std::filesystem::create_directories(d / "buf_dir");
+  Write(d / "buf_dir" / "keep");
+  std::filesystem::create_symlink(other / "buf1", d / "buf9");
+  EXPECT_EQ(RemoveSharedBuffers(d), 1);
+  EXPECT_TRUE(std::filesystem::exists(d / "notes.txt"));
+  EXPECT_TRUE(std::filesystem::exists(d / "buf_dir" / "keep"));
+  EXPECT_TRUE(std::filesystem::exists(other / "buf1"));  // a link's target is not followed
+  // A link named like a judge folder is not followed either.
+  auto link = tmp / ("kforge-judge-link" + std::to_string(getpid()));
+  std::filesystem::create_directory_symlink(other, link);
+  made.push_back(link);
+  EXPECT_EQ(RemoveSharedBuffers(link), 0);
+  EXPECT_TRUE(std::filesystem::exists(other / "buf1"));
 }
 
 }  // namespace

@@ -312,10 +312,14 @@ class Pipeline::Impl {
       Notify(r.entry, JobStage::kExecuting, r.prepared.verdict);
       Verdict v = TimedExecute(std::move(r.prepared), lane);
       Executed();
-      if (opt_.retry_busy && !r.entry->retried && eval::SpoiledByLoad(v)) {
+      const bool lane_died = eval::LaneDied(v);
+      if (opt_.retry_busy && !r.entry->retried && (lane_died || eval::SpoiledByLoad(v))) {
         std::lock_guard<std::mutex> lk(mu_);
         r.entry->retried = true;
-        retry_.emplace_back(r.entry, Clock::now() + opt_.retry_after);
+        // A dead lane's job may run at once (the lane is started anew); a busy one waits for
+        // the builds that spoiled it.
+        retry_.emplace_back(r.entry, Clock::now() + (lane_died ? std::chrono::milliseconds(0)
+                                                               : opt_.retry_after));
         ready_cv_.notify_all();
         continue;
       }

@@ -90,7 +90,9 @@ struct PipelineOptions {
   // A verdict whose timing load on the machine spoiled (infra_error with the diagnostic
   // execute::kBusyCode: the compilers kept the candidate's host from a CPU) is not delivered
   // but evaluated once more on a lane (the artifact is cached) as soon as no build is running,
-  // or after `retry_after` at the latest. Its second verdict is delivered, whatever it is.
+  // or after `retry_after` at the latest. Its second verdict is delivered, whatever it is. So
+  // is a verdict whose lane died under it (infra_error with execute::kLaneDiedCode: its judge
+  // or zygote was killed), at once: the lane starts anew for it.
   bool retry_busy = true;
   std::chrono::milliseconds retry_after{30000};
   // No lanes: the build stage is the last (`kforge worker --role build`, whose Evaluator has
@@ -139,7 +141,7 @@ struct Stats {
   size_t built = 0;                         // of those, built only (build_only; not in by_status)
   std::map<std::string, size_t> by_status;  // done jobs by VerdictStatus name
   size_t warmed = 0;                        // problems prepared ahead on idle lanes
-  size_t retried = 0;                       // jobs evaluated again after a busy machine
+  size_t retried = 0;                       // jobs evaluated again (a busy machine, a dead lane)
   std::vector<double> lane_busy_ms;         // time inside Execute and Warm, per lane
   double warm_ms = 0;                       // of that, inside Warm (problems prepared ahead)
   double build_busy_ms = 0;                 // time inside Prepare, all build threads summed

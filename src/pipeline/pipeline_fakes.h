@@ -100,6 +100,14 @@ struct FakeStages : Stages {
       d.code = execute::kBusyCode;
       v.diagnostics.push_back(d);
     }
+    // "lanediedonce": its first run's lane died under it (a killed judge).
+    if (p.text == "lanediedonce" && n == 1) {
+      v.status = VerdictStatus::kInfraError;
+      Diagnostic d;
+      d.stage = "execute";
+      d.code = execute::kLaneDiedCode;
+      v.diagnostics.push_back(d);
+    }
     --in_execute;
     Leave();
     return v;

@@ -52,6 +52,37 @@ TEST(Pipeline, ATimingSpoiledByLoadRunsOnceMoreWhenNoBuildRuns) {
   EXPECT_EQ(p.stats().by_status.count("infra_error"), 0u);
 }
 
+TEST(Pipeline, AJobWhoseLaneDiedRunsOnceMoreAtOnceEvenWhileABuildRuns) {
+  auto fake = std::make_unique<FakeStages>();
+  FakeStages* f = fake.get();
+  Gate build_started, build_may_end, retried;
+  f->on_prepare = [&](const std::string& t) {
+    if (t == "slow") {
+      build_started.Open();
+      build_may_end.Wait(10000ms);
+    }
+  };
+  f->on_execute = [&](const std::string& t) {
+    if (t != "lanediedonce") return;
+    if (f->Executions("lanediedonce") == 1) build_started.Wait();
+    else retried.Open();
+  };
+  Collector c;
+  // retry_after is far off: a dead lane's job does not wait for it or for the build.
+  Pipeline p(std::move(fake), {.build_threads = 1, .queue_capacity = 4,
+                               .retry_after = std::chrono::milliseconds(60000)});
+  ASSERT_TRUE(p.Submit({"p.py", "lanediedonce"}, c.Fn()));
+  ASSERT_TRUE(p.Submit({"p.py", "slow"}, c.Fn()));
+  EXPECT_TRUE(retried.Wait(5000ms));  // while "slow" still builds
+  build_may_end.Open();
+  p.Close();
+  EXPECT_EQ(f->Executions("lanediedonce"), 2);
+  ASSERT_EQ(c.got.size(), 2u);
+  EXPECT_EQ(c.got[0].first, "ok");
+  EXPECT_EQ(p.stats().retried, 1u);
+  EXPECT_EQ(p.stats().by_status.count("infra_error"), 0u);
+}
+
 TEST(Pipeline, ASecondSpoiledTimingIsDeliveredAndRetryCanBeOff) {
   for (bool retry : {true, false}) {
     auto fake = std::make_unique<FakeStages>();

@@ -5,6 +5,7 @@ slime adapters, /metrics.
 usage: test_http.py KFORGE [CACHE]
 """
 import os
+import signal
 import time
 
 from common import Cluster, PROBLEMS, RELU, SLOW_RELU, fresh, http, read, run_test
@@ -140,6 +141,51 @@ def check_answer_only(url, relu, relu_reward):
     print("answer only: rewards", rewards, "for splits", [m for _, _, m in samples])
 
 
+def judges_of(pid):
+    """The pids of the trusted judges (`python -m kforge_runner.judge`) among pid's children."""
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            with open("/proc/%s/cmdline" % d, "rb") as f:
+                argv = f.read().split(b"\0")
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == pid and b"kforge_runner.judge" in argv:
+            out.append(int(d))
+    return out
+
+
+def buffer_folders(pid):
+    """The folders of the shared buffers process pid has mapped (/dev/shm/kforge-judge-*)."""
+    with open("/proc/%d/maps" % pid) as f:
+        return {os.path.dirname(line.split()[-1]) for line in f
+                if "/kforge-judge-" in line and line.rstrip().endswith(tuple("0123456789"))}
+
+
+def check_dead_judge(c, url, relu):
+    """A judge killed outright (out of memory, SIGKILL) cannot remove its shared buffers; the
+    lane that replaces it does, and the service keeps serving."""
+    judges = judges_of(c.procs["serve"].pid)
+    assert len(judges) == 1, judges
+    folders = buffer_folders(judges[0])
+    assert folders and all(os.path.isdir(d) for d in folders), folders
+    os.kill(judges[0], signal.SIGKILL)
+    code, body, _ = http("POST", url + "/v1/reward", {"problem": "level1/relu", "candidate": fresh(relu)},
+                         timeout=600)
+    assert code == 200, body
+    r = body["results"][0]
+    # ok; or a timing the loaded machine spoiled (`busy`): either way not the dead judge's doing.
+    assert r["status"] == "ok" or (r["status"] == "infra_error" and any(
+        d.get("code") == "busy" for d in r["verdict"].get("diagnostics", []))), r
+    left = [d for d in folders if os.path.exists(d)]
+    assert not left, "a killed judge's buffers were left in %s" % left
+    print("a killed judge: the next job ok, its buffers removed:", sorted(folders))
+
+
 def body(c):
     # Inline problems (the batch below) are refused unless allowed (test_untrusted.py).
     url = c.start_serve("serve", ["--max-in-flight", "3", "--max-body-bytes", str(1 << 20),
@@ -193,6 +239,7 @@ def body(c):
     assert body["results"][1]["verdict"]["problem"]["id"] == "inline", body["results"][1]
     rewards = body["rewards"]
     print("reward batch:", st, rewards)
+    check_dead_judge(c, url, relu)
 
     # OpenRLHF: the query is prompt + response; the label names the problem.
     prompt = "Write a faster ReLU.\n"
