@@ -207,9 +207,9 @@ def describe(c):
 
 def outside(c, x, base=None):
     """The invariants of contract `c` (one input's dict) that tensor `x` breaks, as names
-    (empty: x is inside). `base` is the draw x was made from, for the zero pattern (the
-    contract says there is one; the draw says where). Looked at on the same bounded sample as
-    inference, so a trial is judged by what the contract could have seen."""
+    (empty: x is inside). `base` is the draw x was made from, or its facts_of entry, for the
+    zero pattern (the contract says there is one; the draw says where). Looked at on the same
+    bounded sample as inference, so a trial is judged by what the contract could have seen."""
     if c is None or not isinstance(x, torch.Tensor):
         return []
     if list(x.shape) != list(c["shape"]) or str(x.dtype).replace("torch.", "") != c["dtype"]:
@@ -230,7 +230,9 @@ def outside(c, x, base=None):
     if c.get("range") and not (c["range"][0] <= f.min and f.max <= c["range"][1]):
         out.append("integer range")
     if c.get("zero_mask"):
-        if base is not None and not torch.equal(f.zeros, _Facts(base).zeros):
+        base_zeros = None if base is None else (
+            base.zeros if isinstance(base, _Facts) else _Facts(base).zeros)
+        if base_zeros is not None and not torch.equal(f.zeros, base_zeros):
             out.append("zero pattern")
         tri = c.get("triangular")
         if (tri == "lower" and not f.lower) or (tri == "upper" and not f.upper):
@@ -255,12 +257,14 @@ def can_sign(c):
             not c.get("nonnegative") and not c.get("integral") and not c.get("row_sum_one"))
 
 
-def signed(inputs, contract):
+def signed(inputs, contract, in_place=False):
     """The signed trial's inputs from a fresh draw: each input its contract lets be signed
     replaced by randn of its shape, projected back onto its invariants (zeros kept where the
     draw has them, symmetrised, sorted); every other input stays as drawn (a non-negative
     input keeps its draw's own fresh non-negative values). None when no input may be signed:
-    the trial would then leave the contract or be one more seeded draw."""
+    the trial would then leave the contract or be one more seeded draw. With `in_place` the
+    signed inputs are written into the drawn tensors themselves (no second copy of a large
+    input; the draw is used up)."""
     if not any(can_sign(c) for c in contract):
         return None
     out = []
@@ -268,11 +272,12 @@ def signed(inputs, contract):
         if not isinstance(x, torch.Tensor) or not can_sign(c) or tuple(x.shape) != tuple(c["shape"]):
             out.append(x)
             continue
-        y = torch.randn_like(x)
+        zeros = (x == 0) if c.get("zero_mask") else None
+        y = x.normal_() if in_place else torch.randn_like(x)
         if c.get("symmetric"):
             y = (y + y.transpose(-1, -2)) / 2
-        if c.get("zero_mask"):
-            y = torch.where(x == 0, torch.zeros_like(y), y)
+        if zeros is not None:
+            y = y.masked_fill_(zeros, 0)
         if c.get("sorted"):
             y = torch.sort(y, dim=-1, descending=c["sorted"] == "descending").values
         out.append(y)
@@ -289,13 +294,14 @@ def why_unsigned(contract):
             "leave the problem's input contract" % ", ".join(str(i) for i in floats))
 
 
-def swap_some(inputs, seed, contract=None, pairs=16):
+def swap_some(inputs, seed, contract=None, pairs=16, in_place=False):
     """The same inputs with a few pairs of elements swapped in each tensor (H06): the values,
     their sum and their range are unchanged, so a cache keyed on a sample or a checksum of the
     contents finds its old entry and replays a wrong answer. Swaps stay inside each input's
     contract: only between non-zero positions under a fixed zero pattern, within one row when
     rows sum to one, upper-triangle pairs mirrored onto the lower for a symmetric input, and
-    none for a sorted input (no swap of distinct values keeps the order)."""
+    none for a sorted input (no swap of distinct values keeps the order). With `in_place` the
+    swaps are made in the tensors given (contiguous ones; no copy of a large input)."""
     g = torch.Generator()
     g.manual_seed(int(seed))
     contract = list(contract or [])
@@ -305,7 +311,7 @@ def swap_some(inputs, seed, contract=None, pairs=16):
         if not isinstance(x, torch.Tensor) or x.numel() < 2 or (c and c.get("sorted")):
             out.append(x)
             continue
-        y = x.clone(memory_format=torch.contiguous_format)
+        y = x if in_place and x.is_contiguous() else x.clone(memory_format=torch.contiguous_format)
         flat = y.view(-1)
         n = flat.numel()
         cols = x.shape[-1] if x.dim() >= 1 else 1

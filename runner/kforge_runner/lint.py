@@ -245,44 +245,62 @@ TIMED_TEXT = {"elements": "a factor per element", "sorted": "a factor per row",
 SWAP_SEED = 7
 PERTURB_SEED = 99
 TIMED_CALLS = (0, 1, 2, 7)
+LEAN_BYTES = 1 << 30
 
 
 def trials_of(module, c, device, seeds):
     """Whether the judge's perturbed trials keep the contract `c`, tried on this problem's own
     draws as the judge makes them: A' (swapped values, contract.swap_some), the signed trial
     (contract.signed, on a fresh draw) and the timed calls' fresh inputs (common.Perturber,
-    for a few call indices). Returns {"trials": {"checked": [...], "outside": [{"trial",
-    "input", "invariant"}]}, "timed_inputs": [per input, how timed calls rewrite it]}."""
+    for a few call indices). Where the inputs take more than LEAN_BYTES each trial is made in
+    place on a draw of its own (drawn again for the next), so the largest input is in memory
+    once; smaller inputs are copied. Returns {"trials": {"checked": [...],
+    "outside": [{"trial", "input", "invariant"}]}, "timed_inputs": [per input, how timed
+    calls rewrite it]}."""
     from .common import Perturber
     checked, bad = [], []
 
-    def judge(name, made, base):
+    def judge(name, made, before):
         checked.append(name)
-        for i, (x, b) in enumerate(zip(made, base)):
+        for i, (x, b) in enumerate(zip(made, before)):
             for inv in contract.outside(c[i] if i < len(c) else None, x, b):
                 bad.append({"trial": name, "input": i, "invariant": inv})
 
     base = draw(module, seeds[0], device)
-    judge("swapped", contract.swap_some(base, SWAP_SEED, c), base)
-    p = Perturber(base, PERTURB_SEED)
-    timed = []
-    for x, mode in zip(base, p.modes):
-        if mode == "skip":
-            timed.append("not rewritten (%s)" % ("whole values" if contract.facts_of([x])[0].integral
-                                                 else "rows summing to 1 with zeros"))
-        elif mode is None:
-            timed.append("not rewritten (%s)" % ("not floating-point" if isinstance(x, torch.Tensor)
-                                                 else "not a tensor"))
-        else:
-            timed.append(TIMED_TEXT[mode])
+    before = contract.facts_of(base)  # the pristine draw's facts (its zeros), kept small
+    # Inputs of at most LEAN_BYTES are copied for each trial; larger ones are drawn again.
+    lean = sum(x.numel() * x.element_size() for x in base if isinstance(x, torch.Tensor)) > LEAN_BYTES
+    judge("swapped", contract.swap_some(base, SWAP_SEED, c, in_place=lean), before)
+    if lean:
+        del base
+    timed = None
     for k in TIMED_CALLS:
-        judge("timed call %d" % k, p.inputs(k), base)
-    del p, base
+        if lean:
+            base = draw(module, seeds[0], device)
+        p = Perturber(base, PERTURB_SEED)  # its choices read off the pristine draw
+        if timed is None:
+            timed = [timed_text(x, mode, f) for x, mode, f in zip(base, p.modes, before)]
+        judge("timed call %d" % k, p.inputs(k, in_place=lean), before)
+        del p
+        if lean:
+            del base
     fresh = draw(module, seeds[-1], device)
-    signed = contract.signed(fresh, c)
+    fresh_facts = contract.facts_of(fresh)
+    signed = contract.signed(fresh, c, in_place=True)
     if signed is not None:
-        judge("signed", signed, fresh)
+        judge("signed", signed, fresh_facts)
     return {"trials": {"checked": checked, "outside": bad}, "timed_inputs": timed}
+
+
+def timed_text(x, mode, facts):
+    """How timed calls give input x fresh values (its Perturber mode), in words."""
+    if mode == "skip":
+        return "not rewritten (%s)" % ("whole values" if facts.integral
+                                       else "rows summing to 1 with zeros")
+    if mode is None:
+        return "not rewritten (%s)" % ("not floating-point" if isinstance(x, torch.Tensor)
+                                       else "not a tensor")
+    return TIMED_TEXT[mode]
 
 
 def dtype_map(text):

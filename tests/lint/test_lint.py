@@ -187,7 +187,8 @@ class LintTest(unittest.TestCase):
         with open(path, "w") as f:
             f.write(TEMPLATE.format(expr="x @ x", inputs="torch.tril(torch.randn(48, 48))"))
         real = lint.contract.swap_some
-        lint.contract.swap_some = lambda inputs, seed, c=None, pairs=16: real(inputs, seed, None, pairs)
+        lint.contract.swap_some = lambda inputs, seed, c=None, pairs=16, in_place=False: real(
+            inputs, seed, None, pairs, in_place)
         try:
             r = lint.lint_problem(path, TOL, TOL, contract_only=True)
         finally:
