@@ -158,7 +158,8 @@ TEST_F(EvaluatorTest, ACrashWithItsLaneDeadIsInfraErrorAndTheNextJobGetsANewLane
   Verdict v = ev->Evaluate(problem, candidate);
   EXPECT_EQ(v.status, VerdictStatus::kInfraError);  // not runtime_error: no -1 for an honest one
   ASSERT_FALSE(v.diagnostics.empty());
-  EXPECT_EQ(v.diagnostics[0].code, "infra");
+  EXPECT_EQ(v.diagnostics[0].code, execute::kLaneDiedCode);
+  EXPECT_TRUE(LaneDied(v));  // what the Pipeline runs once more
   EXPECT_NE(v.diagnostics[0].message.find("died while the candidate ran"), std::string::npos);
   EXPECT_TRUE(HasDiagnostic(v, "correctness", "crash"));  // kept as evidence
   EXPECT_EQ(Stored(), 0u);
@@ -171,6 +172,31 @@ TEST_F(EvaluatorTest, ACrashWithItsLaneDeadIsInfraErrorAndTheNextJobGetsANewLane
   EXPECT_EQ(l.loads.load(), 2);
   EXPECT_EQ(ev->Evaluate(problem, candidate + "\n# third\n").status, VerdictStatus::kOk);
   EXPECT_EQ(l.restarts.load(), 1);
+}
+
+TEST_F(EvaluatorTest, AJudgeGoneWhenATrialIsAskedForIsALaneDeathToo) {
+  // The judge was killed between jobs: the run fails asking it for a trial (infra), and the
+  // lane is found dead after it; the job is the lane's loss, not a plain infra_error.
+  auto ev = Make();
+  FakeLane& l = lane();
+  l.run = [&l](int n, const execute::LoadInlineFn&) {
+    if (n == 1) {
+      l.alive = false;
+      return LaneFault("infra", "the judge failed to prepare a trial: the judge process is gone");
+    }
+    return TimedRun(1.0);
+  };
+  Verdict v = ev->Evaluate(problem, candidate);
+  EXPECT_EQ(v.status, VerdictStatus::kInfraError);
+  EXPECT_TRUE(LaneDied(v));
+  EXPECT_FALSE(SpoiledByLoad(v));
+  EXPECT_EQ(ev->Evaluate(problem, candidate).status, VerdictStatus::kOk);  // the retry
+  EXPECT_EQ(l.restarts.load(), 1);
+  // An infra failure while the lane lives is not a lane death: nothing to run again for.
+  l.run = [](int, const execute::LoadInlineFn&) { return LaneFault("infra", "no memory"); };
+  v = ev->Evaluate(problem, candidate + "\n# other\n");
+  EXPECT_EQ(v.status, VerdictStatus::kInfraError);
+  EXPECT_FALSE(LaneDied(v));
 }
 
 TEST_F(EvaluatorTest, ALaneThatCannotStartAgainIsInfraErrorUntilItCan) {
