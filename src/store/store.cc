@@ -1,9 +1,15 @@
 #include "store/store.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <iterator>
+#include <random>
 #include <string_view>
 #include <system_error>
+#include <thread>
 #include <utility>
 
 #include "store/sqlite.h"
@@ -226,17 +232,36 @@ Result<std::unique_ptr<Store>> Store::Open(const std::filesystem::path& path) {
   }
   sqlite3_extended_result_codes(raw, 1);
   sqlite3_busy_timeout(raw, kBusyTimeoutMs);
-  // The first statement reads the file header, so a non-database file fails here.
-  if (Status s = db->Exec("PRAGMA journal_mode=WAL", where); !s.ok()) {
-    return s;
+  auto set_up = [&]() -> Status {
+    // The first statement reads the file header, so a non-database file fails here.
+    if (Status s = db->Exec("PRAGMA journal_mode=WAL", where); !s.ok()) {
+      return s;
+    }
+    // NORMAL is durable across application crashes in WAL mode; a power loss may drop the
+    // last few commits, which for a cache of recomputable results is the right trade for speed.
+    if (Status s = db->Exec("PRAGMA synchronous=NORMAL", where); !s.ok()) {
+      return s;
+    }
+    if (Status s = db->InTransaction("migration", [&] { return MigrateLocked(*db); }); !s.ok()) {
+      return WithContext(s, where);
+    }
+    return Status::Ok();
+  };
+  // While another process creates the same store (its switch to WAL, its schema), SQLite
+  // answers "database is locked" at once rather than through the busy handler (the change of
+  // journal mode and the new file's first transaction do not wait): the set-up is tried again
+  // for up to kBusyTimeoutMs, as any busy statement would wait.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+  std::minstd_rand jitter(static_cast<unsigned>(getpid()));
+  Status s = set_up();
+  for (int attempt = 0; s.code() == Code::kTimeout &&
+                        std::chrono::steady_clock::now() < deadline;
+       ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5 + jitter() % (10 + 5 * std::min(attempt, 8))));
+    s = set_up();
   }
-  // NORMAL is durable across application crashes in WAL mode; a power loss may drop the last
-  // few commits, which for a cache of recomputable results is the right trade for speed.
-  if (Status s = db->Exec("PRAGMA synchronous=NORMAL", where); !s.ok()) {
+  if (!s.ok()) {
     return s;
-  }
-  if (Status s = db->InTransaction("migration", [&] { return MigrateLocked(*db); }); !s.ok()) {
-    return WithContext(s, where);
   }
   return std::unique_ptr<Store>(new Store(std::move(db)));
 }

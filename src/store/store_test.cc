@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -242,6 +243,43 @@ TEST_F(StoreTest, ConcurrentWriters) {
   }
   EXPECT_EQ(Query(path, "SELECT COUNT(*) FROM verdicts"), std::to_string(3 * kPerThread));
   EXPECT_EQ(Query(path, "SELECT COUNT(*) FROM baselines"), std::to_string(3 * kPerThread));
+}
+
+// Many processes opening one new store at once (kforge eval jobs in parallel on a fresh cache):
+// each open waits for the others' set-up (WAL mode, schema) instead of failing "database is
+// locked". A Triton red team of 15 parallel evals on a fresh cache lost one job so on an H100.
+TEST_F(StoreTest, ManyProcessesOpenOneNewStoreAtOnce) {
+  for (int round = 0; round < 8; ++round) {
+    fs::path path = dir_ / ("kf" + std::to_string(round) + ".db");
+    fs::create_directories(dir_);
+    int go[2];
+    ASSERT_EQ(pipe(go), 0);
+    std::vector<pid_t> kids;
+    for (int i = 0; i < 12; ++i) {
+      pid_t pid = fork();
+      ASSERT_GE(pid, 0);
+      if (pid == 0) {
+        close(go[1]);
+        char c;
+        (void)!read(go[0], &c, 1);  // all start together
+        auto st = Store::Open(path);
+        if (!st.ok()) {
+          fprintf(stderr, "open failed: %s\n", st.status().ToString().c_str());
+          _exit(1);
+        }
+        _exit((*st)->PutBaseline("k" + std::to_string(i), json{{"i", i}}).ok() ? 0 : 2);
+      }
+      kids.push_back(pid);
+    }
+    close(go[0]);
+    close(go[1]);  // EOF: every child reads at once
+    for (pid_t pid : kids) {
+      int status = 0;
+      ASSERT_EQ(waitpid(pid, &status, 0), pid);
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "round " << round;
+    }
+    EXPECT_EQ(Query(path, "SELECT COUNT(*) FROM baselines"), "12");
+  }
 }
 
 TEST_F(StoreTest, ReplayIsAFifoThatSurvivesReopen) {
