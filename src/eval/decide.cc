@@ -31,7 +31,8 @@ VerdictStatus RunStatus(execute::Outcome outcome, bool build_failed, bool enviro
 }
 
 bool LaneDeathExplains(execute::Outcome outcome) {
-  return outcome == execute::Outcome::kRuntimeError || outcome == execute::Outcome::kTimeout;
+  return outcome == execute::Outcome::kRuntimeError || outcome == execute::Outcome::kTimeout ||
+         outcome == execute::Outcome::kInfraError;
 }
 
 std::optional<VerdictStatus> StaticBuildStatus(const StaticBuilds& b) {
@@ -44,21 +45,22 @@ bool ShouldStore(VerdictStatus status, const std::string& key) {
   return status != VerdictStatus::kInfraError && !key.empty();
 }
 
-bool SpoiledByLoad(const Verdict& v) {
+namespace {
+
+// An infra_error carrying a diagnostic of `code`.
+bool InfraErrorWith(const Verdict& v, const char* code) {
   if (v.status != VerdictStatus::kInfraError) return false;
   for (const auto& d : v.diagnostics) {
-    if (d.code == execute::kBusyCode) return true;
+    if (d.code == code) return true;
   }
   return false;
 }
 
-bool LaneDied(const Verdict& v) {
-  if (v.status != VerdictStatus::kInfraError) return false;
-  for (const auto& d : v.diagnostics) {
-    if (d.code == execute::kLaneDiedCode) return true;
-  }
-  return false;
-}
+}  // namespace
+
+bool SpoiledByLoad(const Verdict& v) { return InfraErrorWith(v, execute::kBusyCode); }
+
+bool LaneDied(const Verdict& v) { return InfraErrorWith(v, execute::kLaneDiedCode); }
 
 bool MeasureBaselinesAgain(const Result<execute::BaselineResult>& last, int retries_done) {
   return retries_done < kBaselineRetries && last.ok() && !last->disturbed.empty();

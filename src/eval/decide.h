@@ -23,9 +23,10 @@ VerdictStatus FromOutcome(execute::Outcome o);
 VerdictStatus RunStatus(execute::Outcome outcome, bool build_failed, bool environment_fault);
 
 // Whether a run's outcome may be the lane's doing rather than the candidate's when the lane's
-// judge or zygote was found dead after it: the candidate's process dying (runtime_error) or a
-// reply that never came (timeout). Such a verdict is infra_error: nothing is known about the
-// candidate. A decided outcome (incorrect, cheat, ok) stands.
+// judge or zygote was found dead after it: the candidate's process dying (runtime_error), a
+// reply that never came (timeout), or the judge gone when a trial was asked of it (infra).
+// Such a verdict is infra_error with execute::kLaneDiedCode: nothing is known about the
+// candidate, and it is run again. A decided outcome (incorrect, cheat, ok) stands.
 bool LaneDeathExplains(execute::Outcome outcome);
 
 // What the builds of a candidate's statically resolved load_inline calls came to.

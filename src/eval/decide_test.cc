@@ -19,11 +19,12 @@ TEST(VerdictDecisions, EveryOutcomeMapsToItsStatus) {
   EXPECT_EQ(FromOutcome(Outcome::kInfraError), VerdictStatus::kInfraError);
 }
 
-TEST(VerdictDecisions, ALaneThatDiedExplainsACrashOrATimeoutButNotADecidedOutcome) {
+TEST(VerdictDecisions, ALaneThatDiedExplainsACrashATimeoutOrAGoneJudgeButNotADecidedOutcome) {
   EXPECT_TRUE(LaneDeathExplains(Outcome::kRuntimeError));
   EXPECT_TRUE(LaneDeathExplains(Outcome::kTimeout));
+  EXPECT_TRUE(LaneDeathExplains(Outcome::kInfraError));  // the judge gone when asked for a trial
   for (Outcome o : {Outcome::kOk, Outcome::kIncorrect, Outcome::kCheat, Outcome::kFormatError,
-                    Outcome::kCompileError, Outcome::kInfraError}) {
+                    Outcome::kCompileError}) {
     EXPECT_FALSE(LaneDeathExplains(o));
   }
 }

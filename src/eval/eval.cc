@@ -252,8 +252,7 @@ Verdict Evaluator::Impl::Execute(Prepared p, LaneState& ls) {
   }
   execute::ExecResult r = ls.lane->Run(problem->id, *problem, cand.code, load_inline, eo);
   RecordRun(r, rb, path, jit_cache_warm, p);
-  if ((LaneDeathExplains(r.outcome) || r.outcome == execute::Outcome::kInfraError) &&
-      !ls.lane->Alive()) {
+  if (LaneDeathExplains(r.outcome) && !ls.lane->Alive()) {
     // The candidate's process went down with its lane (a killed worker takes both), or the
     // judge was gone when the run asked it for a trial: the end says nothing about the
     // candidate. The lane starts again for the next job (EnsureLane), and the pipeline runs
