@@ -34,14 +34,13 @@ bool TrialsOutside(const nlohmann::json& j) {
 }
 
 // Whether the judge's perturbed trials kept the problem's inputs inside the contract: the
-// trials checked, or each one whose inputs left it (none is kforge's promise). Returns 1 when
-// one did.
-int PrintTrials(const nlohmann::json& j) {
+// trials checked, or each one whose inputs left it (none is kforge's promise).
+void PrintTrials(const nlohmann::json& j) {
   if (j.contains("trials_error")) {
     std::cout << "      TRIALS NOT CHECKED: " << j.value("trials_error", "") << "\n";
-    return 1;
+    return;
   }
-  if (!j.contains("trials")) return 0;
+  if (!j.contains("trials")) return;
   const auto& t = j["trials"];
   const auto outside = t.value("outside", nlohmann::json::array());
   std::string checked;
@@ -50,13 +49,12 @@ int PrintTrials(const nlohmann::json& j) {
   }
   if (outside.empty()) {
     std::cout << "      trials inside the contract: " << checked << "\n";
-    return 0;
+    return;
   }
   for (const auto& o : outside) {
     std::cout << "      OUTSIDE THE CONTRACT: " << o.value("trial", "?") << ", input "
               << o.value("input", 0) << " is no longer " << o.value("invariant", "?") << "\n";
   }
-  return 1;
 }
 
 int RunLint(const LintFlags& f) {
@@ -120,9 +118,9 @@ int RunLint(const LintFlags& f) {
     ++problems;
     bool ok = j.value("ok", false);
     flagged += ok ? 0 : 1;
+    outside += TrialsOutside(j) ? 1 : 0;
     if (f.json) {
       std::cout << j.dump() << "\n";
-      outside += TrialsOutside(j) ? 1 : 0;
       continue;
     }
     std::cout << (ok ? "ok    " : "FLAG  ") << j.value("problem", "?") << "\n";
@@ -143,7 +141,7 @@ int RunLint(const LintFlags& f) {
     if (!signed_trial.empty() && signed_trial != "runs") {
       std::cout << "      signed trial " << signed_trial << "\n";
     }
-    outside += PrintTrials(j);
+    PrintTrials(j);
   }
   unlink(out_path);
   if (!e || !e->exited || e->exit_code != 0) {
