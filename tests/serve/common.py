@@ -69,6 +69,30 @@ def http(method, url, body=None, raw=None, timeout=300, headers=None):
 SERVE_START_S = float(os.environ.get("KFORGE_TEST_SERVE_START_S", "60"))
 
 
+def descendants(pid):
+    """{pid: command line} of every process below pid (children get their own process groups,
+    so a process group does not find them)."""
+    parent, cmd = {}, {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                parent[int(d)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            with open("/proc/%s/cmdline" % d, "rb") as f:
+                cmd[int(d)] = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, IndexError, ValueError):
+            pass
+    out, todo = {}, [pid]
+    while todo:
+        p = todo.pop()
+        for child, par in parent.items():
+            if par == p:
+                out[child] = cmd.get(child, "")
+                todo.append(child)
+    return out
+
+
 def wait_until(pred, timeout_s, what, interval_s=0.1):
     deadline = time.time() + timeout_s
     while time.time() < deadline:

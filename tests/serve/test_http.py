@@ -8,7 +8,7 @@ import os
 import signal
 import time
 
-from common import Cluster, PROBLEMS, RELU, SLOW_RELU, fresh, http, read, run_test
+from common import Cluster, PROBLEMS, descendants, RELU, SLOW_RELU, fresh, http, read, run_test
 
 
 def check_errors(url, good_job):
@@ -141,24 +141,6 @@ def check_answer_only(url, relu, relu_reward):
     print("answer only: rewards", rewards, "for splits", [m for _, _, m in samples])
 
 
-def judges_of(pid):
-    """The pids of the trusted judges (`python -m kforge_runner.judge`) among pid's children."""
-    out = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % d) as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-            with open("/proc/%s/cmdline" % d, "rb") as f:
-                argv = f.read().split(b"\0")
-        except (OSError, ValueError, IndexError):
-            continue
-        if ppid == pid and b"kforge_runner.judge" in argv:
-            out.append(int(d))
-    return out
-
-
 def buffer_folders(pid):
     """The folders of the shared buffers process pid has mapped (/dev/shm/kforge-judge-*)."""
     with open("/proc/%d/maps" % pid) as f:
@@ -169,7 +151,8 @@ def buffer_folders(pid):
 def check_dead_judge(c, url, relu):
     """A judge killed outright (out of memory, SIGKILL) cannot remove its shared buffers; the
     lane that replaces it does, and the service keeps serving."""
-    judges = judges_of(c.procs["serve"].pid)
+    judges = [p for p, cmd in descendants(c.procs["serve"].pid).items()
+              if "-m kforge_runner.judge " in cmd + " "]
     assert len(judges) == 1, judges
     folders = buffer_folders(judges[0])
     assert folders and all(os.path.isdir(d) for d in folders), folders
