@@ -108,7 +108,14 @@ def test_restart_without_persistence(c, r, url):
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
         futures = [pool.submit(reward, cand) for cand in cands]
-        # Wait until work is under way: the gpu worker has taken a job.
+        # Wait until all eight are in Redis (in flight or done: the done job before them is the
+        # one result already there), or the kill can fall on a submission still under way, which
+        # is rightly refused 503, not what this test is about.
+        def submitted():
+            return (int(r.call("HLEN", "kf:entries") or 0) +
+                    int(r.call("HLEN", "kf:results") or 0)) >= 1 + len(cands)
+        wait_until(submitted, 120, "the 8 reward calls' jobs in Redis", 0.2)
+        # And until work is under way: the gpu worker has taken a job.
         wait_until(lambda: " level1/relu" in c.log("gpu"), 240, "the gpu worker to take a job")
         ids = r.call("HKEYS", "kf:entries").split()
         assert ids, "no job in flight"
