@@ -100,8 +100,18 @@ for policy in "${policies[@]}"; do
   benches=()
   for d in "$run"/bench-*/; do [ -d "$d" ] && benches+=(--bench "$d"); done
   [ ${#benches[@]} -gt 0 ] || continue
+  # The other policy's verdicts on the same kernels: a rule only strict enforces is a named
+  # policy difference where kernelbench accepts the kernel. Reviewed rows: the rulings file.
+  for other in "${policies[@]}"; do
+    [ "$other" != "$policy" ] || continue
+    for d in /tmp/kforge-corpus-run-$other/bench-*/; do
+      [ -d "$d" ] && benches+=(--other-policy-bench "$d")
+    done
+  done
+  rulings=$root/docs/gpu-runs/corpus-rulings.jsonl
+  [ -f "$rulings" ] && benches+=(--rulings "$rulings")
   python3 "$root/bench/corpus_agreement.py" compare --corpus "$corpus" "${benches[@]}" \
     --map "$merged/map.jsonl" --out "$run/agreement" > /dev/null &&
-    cp "$run/agreement.md" "$out/agreement-$policy.md" && head -12 "$out/agreement-$policy.md"
+    cp "$run/agreement.md" "$out/agreement-$policy.md" && head -16 "$out/agreement-$policy.md"
   tar -czf "$out/corpus-run-$policy.tgz" -C "$run" .
 done

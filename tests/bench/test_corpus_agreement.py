@@ -1,0 +1,175 @@
+"""bench/corpus_agreement.py compare: every disagreement in issue 28's fixed classes, with its
+evidence, and the per-source and trusted-source agreement with policy differences set aside."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(HERE, "..", "..", "bench", "corpus_agreement.py")
+
+CORRECT = {"compiled": True, "correct": True}
+INCORRECT = {"compiled": True, "correct": False, "correctness_issue": "Output mismatch"}
+
+
+def trial(label, ok, err=0.0):
+    return {"label": label, "pass": ok, "max_abs_err": err, "max_rel_err": err * 10}
+
+
+def verdict(status, diags=(), trials=None, policy="kernelbench"):
+    stages = [] if trials is None else [{"name": "correctness", "trials": trials}]
+    return {"status": status, "policy": policy, "diagnostics": list(diags), "stages": stages}
+
+
+def error(code, message, stage="correctness"):
+    return {"code": code, "message": message, "severity": "error", "stage": stage}
+
+
+def mismatch(atol):
+    return error("mismatch", "trial 2, output 0: 10 of 100 elements differ; max abs error 0.5 "
+                             "(atol %g, rtol %g)" % (atol, atol))
+
+
+class CompareTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.corpus = os.path.join(self.tmp.name, "corpus")
+        self.manifests, self.benches = {}, {}
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def sample(self, source, name, recorded, v, bench="run", patterns=None):
+        """One corpus sample (a distinct file) and its verdict in bench folder `bench`."""
+        rel = os.path.join("level1", name, "sample_0.py")
+        path = os.path.join(self.corpus, "samples", source, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write("# %s %s\n" % (source, name))  # distinct content: its own kernel
+        rows = self.manifests.setdefault(source, [])
+        if not any(r["path"] == rel for r in rows):
+            rows.append({"level": "level1", "problem": name, "sample": 0, "path": rel,
+                         "recorded": recorded, "patterns": patterns or {}})
+        self.benches.setdefault(bench, {}).setdefault(source, []).append(
+            {"sample": path, "verdict": v})
+
+    def compare(self, *extra, expect_rc=0):
+        for source, rows in self.manifests.items():
+            with open(os.path.join(self.corpus, "samples", source, "manifest.jsonl"), "w") as f:
+                f.writelines(json.dumps(r) + "\n" for r in rows)
+        args = []
+        for bench, by_source in self.benches.items():
+            for source, lines in by_source.items():
+                d = os.path.join(self.tmp.name, bench, source)
+                os.makedirs(d, exist_ok=True)
+                with open(os.path.join(d, "verdicts.jsonl"), "w") as f:
+                    f.writelines(json.dumps(line) + "\n" for line in lines)
+            flag = "--bench" if bench == "run" else "--other-policy-bench"
+            args += [flag, os.path.join(self.tmp.name, bench)]
+        out = os.path.join(self.tmp.name, "agreement")
+        p = subprocess.run([sys.executable, SCRIPT, "compare", "--corpus", self.corpus,
+                            "--out", out] + args + list(extra), capture_output=True, text=True)
+        self.assertEqual(p.returncode, expect_rc, p.stderr)
+        if expect_rc:
+            return p.stderr, None
+        with open(out + ".jsonl") as f:
+            rows = {r["problem"]: r for r in map(json.loads, f)}
+        with open(out + ".md") as f:
+            return f.read(), rows
+
+    def test_each_disagreement_gets_its_class_and_evidence(self):
+        s = "kb-fork-runs"
+        self.sample(s, "agrees", CORRECT, verdict("ok"))
+        self.sample(s, "tf32", CORRECT, verdict("cheat", [error(
+            "H13", "using torch.backends.cuda.matmul.allow_tf32 is not allowed", "static")]))
+        self.sample(s, "fallback", CORRECT, verdict("compile_error", [error(
+            "compile_error", "main.cpp:4: ‘relu_kernel’ was not declared in this scope",
+            "build")]), patterns={"try_guarded_build": True})
+        self.sample(s, "wrong_own", CORRECT, verdict(
+            "incorrect", [mismatch(1e-2)],
+            [trial("seed 1", True, 1e-6), trial("seed 2", False, 0.5)]))
+        self.sample(s, "wrong_signed", CORRECT, verdict(
+            "incorrect", [mismatch(1e-2)],
+            [trial("seed 1", True), trial("signed inputs", False, 0.11)]))
+        self.sample(s, "tolerance", CORRECT, verdict(
+            "incorrect", [mismatch(1e-4)], [trial("seed 1", False, 0.004)]))
+        self.sample(s, "old_api", CORRECT, verdict("compile_error", [error(
+            "compile_error", "no suitable conversion function from \"const "
+            "at::DeprecatedTypeProperties\" to \"c10::ScalarType\" exists", "build")]))
+        self.sample(s, "accepted", INCORRECT, verdict("ok"))
+        self.sample(s, "their_oom", dict(INCORRECT, environment_failure="out_of_memory"),
+                    verdict("ok"))
+        text, rows = self.compare()
+        want = {"agrees": "", "tf32": "policy", "fallback": "harness", "wrong_own": "harness",
+                "wrong_signed": "kforge", "tolerance": "version", "old_api": "environment",
+                "accepted": "kforge"}
+        self.assertEqual({p: r["class"] for p, r in rows.items()}, want)
+        self.assertNotIn("their_oom", rows)  # their machine's failure: left out, counted
+        self.assertIn("'their machine': 1", text)
+        self.assertTrue(rows["agrees"]["agrees"])
+        self.assertIn("seed 2: max abs err 0.5", rows["wrong_own"]["evidence"])
+        self.assertIn("signed inputs", rows["wrong_signed"]["evidence"])
+        self.assertIn("not declared in this scope", rows["fallback"]["evidence"])
+        self.assertIn("stage static", rows["tf32"]["evidence"])
+        self.assertIn("Output mismatch", rows["accepted"]["evidence"])
+        # 1 agrees of 8; the H13 sample is set aside: 1 of 7. Two kforge rows are reported.
+        self.assertIn("| kb-fork-runs | 8 | 1 | 12.5 | 14.3 | 2 | 1 | 1 | 1 | 2 |", text)
+        self.assertIn("kforge errors or unexplained: **2**", text)
+        self.assertIn("| kforge | wrong only on kforge's trials | kb-fork-runs | level1/"
+                      "wrong_signed |", text)
+
+    def test_the_target_is_read_on_trusted_sources_with_policy_set_aside(self):
+        for i in range(30):
+            self.sample("kb-leaderboard", "p%d" % i, CORRECT, verdict("ok"))
+        self.sample("kb-leaderboard", "half", CORRECT,
+                    verdict("cheat", [error("H13", "casting with .half() downgrades fp32")]))
+        # An untrusted source's disagreements do not move the trusted figure.
+        for i in range(5):
+            self.sample("cuda-l1", "c%d" % i, CORRECT, verdict("cheat", [error(
+                "H02", "ModelNew.forward never called a function of the candidate's own "
+                "extension")]))
+        text, _ = self.compare()
+        self.assertIn("**100.0%, met**", text)
+        self.sample("kb-fork-runs", "broken", CORRECT, verdict("timeout"))
+        text, rows = self.compare()
+        self.assertIn("**96.8%, not met**", text)  # 30 of 31 once H13 is set aside
+        self.assertEqual(rows["c0"]["class"], "harness")
+
+    def test_strict_only_rules_are_policy_only_where_kernelbench_accepts(self):
+        h01 = error("H01", "forward calls torch.relu", "correctness")
+        self.sample("metr", "beside", CORRECT, verdict("cheat", [h01], policy="strict"))
+        self.sample("metr", "beside", CORRECT, verdict("ok"), bench="other")
+        self.sample("metr", "both", CORRECT, verdict("cheat", [h01], policy="strict"))
+        self.sample("metr", "both", CORRECT, verdict("cheat", [h01]), bench="other")
+        text, rows = self.compare()
+        self.assertEqual(rows["beside"]["class"], "policy")
+        self.assertIn("under kernelbench: ok", rows["beside"]["evidence"])
+        self.assertEqual(rows["both"]["class"], "kforge")
+        self.assertIn("Policy: strict (2)", text)
+
+    def test_a_ruling_replaces_the_class_and_keeps_its_evidence(self):
+        self.sample("kb-fork-runs", "crash", CORRECT, verdict("runtime_error", [error(
+            "exception", "correctness trial 1 raised RuntimeError: CUDA error: an illegal "
+            "memory access was encountered")]))
+        _, rows = self.compare()
+        self.assertEqual(rows["crash"]["class"], "kforge")
+        rulings = os.path.join(self.tmp.name, "rulings.jsonl")
+        with open(rulings, "w") as f:
+            f.write(json.dumps({"source": "kb-fork-runs", "path": "level1/crash/sample_0.py",
+                                "class": "harness", "evidence": "compute-sanitizer: read "
+                                "past the end at [4096]"}) + "\n")
+        text, rows = self.compare("--rulings", rulings)
+        self.assertEqual(rows["crash"]["class"], "harness")
+        self.assertIn("ruling: compute-sanitizer", rows["crash"]["evidence"])
+        self.assertIn("kforge errors or unexplained: **0**", text)
+        with open(rulings, "w") as f:
+            f.write(json.dumps({"source": "kb-fork-runs", "path": "level1/crash/sample_0.py",
+                                "class": "fine"}) + "\n")
+        err, _ = self.compare("--rulings", rulings, expect_rc=1)
+        self.assertIn("a ruling needs a class", err)
+
+
+if __name__ == "__main__":
+    unittest.main()
