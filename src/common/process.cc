@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -96,7 +97,7 @@ namespace {
 
 // Only async-signal-safe calls between fork and exec.
 [[noreturn]] void ExecChild(const SpawnOptions& opt, const std::vector<char*>& argv,
-                            const std::vector<char*>& envp, int err_pipe) {
+                            const std::vector<char*>& envp, int err_pipe, pid_t parent) {
   setpgid(0, 0);
   auto fail = [&](const char* what) {
     int e = errno;
@@ -106,6 +107,11 @@ namespace {
     (void)!write(err_pipe, s, strlen(s));
     _exit(127);
   };
+  if (opt.die_with_parent) {
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) fail("prctl");
+    // The parent died before prctl: the signal will never come.
+    if (getppid() != parent) _exit(127);
+  }
   if (opt.stdin_null) {
     int n = open("/dev/null", O_RDONLY);
     if (n >= 0) dup2(n, 0);
@@ -186,13 +192,14 @@ Result<Child> Spawn(const SpawnOptions& opt_in) {
 
   int errp[2];
   if (pipe2(errp, O_CLOEXEC) != 0) return Status::IoError("pipe2 failed");
+  const pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     close(errp[0]);
     close(errp[1]);
     return Status::IoError(std::string("fork: ") + strerror(errno));
   }
-  if (pid == 0) ExecChild(opt, argv, envp, errp[1]);
+  if (pid == 0) ExecChild(opt, argv, envp, errp[1], parent);
   close(errp[1]);
   setpgid(pid, pid);  // also from the parent, so a kill(-pid) right after spawn finds the group
   char buf[512];

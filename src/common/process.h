@@ -26,6 +26,11 @@ struct SpawnOptions {
   std::string stdout_path;           // empty: inherit; else appended to (created 0600)
   std::string stderr_path;           // empty: inherit; else appended to
   bool stdin_null = true;
+  // SIGKILL the child (and only it: not its process group) when the thread that spawned it
+  // ends, the whole process dying included (PR_SET_PDEATHSIG). Only for a child spawned from a
+  // thread that lives as long as the child should, e.g. a command's main thread: a command
+  // killed outright runs no destructor, and a busy child would otherwise outlive it.
+  bool die_with_parent = false;
 };
 
 // How a process ended.

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <thread>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -95,6 +96,48 @@ TEST(Spawn, WaitTimesOutThenKillEndsTheWholeGroup) {
   };
   for (int i = 0; i < 200 && alive(); ++i) usleep(10000);
   EXPECT_FALSE(alive()) << "the grandchild survived";
+}
+
+// Whether process `pid` still runs: gone or a zombie nobody has reaped yet is dead.
+bool Alive(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string p, comm, state;
+  if (!(stat >> p >> comm >> state)) return false;
+  return state != "Z" && state != "X";
+}
+
+// A command killed outright (SIGKILL, or SIGTERM's default action) runs no destructor: a child
+// spawned with die_with_parent dies with it; one spawned without outlives it.
+TEST(Spawn, DieWithParentEndsTheChildWhenItsSpawnerIsKilled) {
+  for (bool tie : {true, false}) {
+    int p[2];
+    ASSERT_EQ(pipe(p), 0);
+    pid_t spawner = fork();
+    ASSERT_GE(spawner, 0);
+    if (spawner == 0) {
+      close(p[0]);
+      SpawnOptions so;
+      so.argv = {"sleep", "100"};
+      so.die_with_parent = tie;
+      auto c = Spawn(so);
+      pid_t pid = c.ok() ? c->pid() : -1;
+      (void)!write(p[1], &pid, sizeof pid);
+      pause();  // until killed, like a busy command
+      _exit(0);
+    }
+    close(p[1]);
+    pid_t child = -1;
+    ASSERT_EQ(read(p[0], &child, sizeof child), static_cast<ssize_t>(sizeof child));
+    close(p[0]);
+    ASSERT_GT(child, 0);
+    EXPECT_TRUE(Alive(child));
+    kill(spawner, SIGKILL);
+    waitpid(spawner, nullptr, 0);
+    for (int i = 0; i < 200 && Alive(child); ++i) usleep(10000);
+    EXPECT_EQ(Alive(child), !tie) << (tie ? "the tied child outlived its spawner"
+                                          : "the untied child died with its spawner");
+    if (Alive(child)) kill(child, SIGKILL);
+  }
 }
 
 TEST(Spawn, MapsDescriptorsAndRedirectsOutput) {
