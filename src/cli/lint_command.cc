@@ -4,10 +4,12 @@
 // in the Python runner (they need PyTorch); this command runs it and reports.
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "backend/backend.h"
 #include "cli/commands.h"
@@ -57,6 +59,44 @@ void PrintTrials(const nlohmann::json& j) {
   }
 }
 
+struct Counts {
+  int problems = 0, flagged = 0, outside = 0;
+};
+
+// One problem's result line of the linter, printed (or passed on with --json) and counted.
+void Report(const std::string& line, const LintFlags& f, Counts* n) {
+  auto j = nlohmann::json::parse(line, nullptr, false);
+  if (j.is_discarded()) return;
+  ++n->problems;
+  bool ok = j.value("ok", false);
+  n->flagged += ok ? 0 : 1;
+  n->outside += TrialsOutside(j) ? 1 : 0;
+  if (f.json) {
+    std::cout << j.dump() << std::endl;
+    return;
+  }
+  std::cout << (ok ? "ok    " : "FLAG  ") << j.value("problem", "?") << "\n";
+  for (const auto& finding : j.value("findings", nlohmann::json::array())) {
+    std::cout << "      " << finding.value("code", "") << ": " << finding.value("message", "")
+              << "\n";
+  }
+  // The input contract the judge's perturbed trials keep (information, flags nothing), and
+  // how timed calls give each input fresh values inside it.
+  const auto timed = j.value("timed_inputs", nlohmann::json::array());
+  for (const auto& c : j.value("contract", nlohmann::json::array())) {
+    const size_t i = c.value("input", 0);
+    std::cout << "      input " << i << ": " << c.value("text", "");
+    if (i < timed.size()) std::cout << "; timed calls: " << timed[i].get<std::string>();
+    std::cout << "\n";
+  }
+  const std::string signed_trial = j.value("signed_trial", "");
+  if (!signed_trial.empty() && signed_trial != "runs") {
+    std::cout << "      signed trial " << signed_trial << "\n";
+  }
+  PrintTrials(j);
+  std::cout.flush();
+}
+
 int RunLint(const LintFlags& f) {
   // A folder's problems are its *.py files that define Model (problems::ProblemFiles); a file
   // is linted as given.
@@ -102,59 +142,70 @@ int RunLint(const LintFlags& f) {
   for (const auto& p : files) so.argv.push_back(std::filesystem::absolute(p).string());
   so.env_set = {"PYTHONPATH=" + runner.string(), "PYTHONDONTWRITEBYTECODE=1"};
   so.stdout_path = out_path;
+  // Spawned from this command's main thread: a lint killed outright (Ctrl-C, SIGTERM) takes
+  // its linter along, which may be minutes into a large problem's draws.
+  so.die_with_parent = true;
   auto child = Spawn(so);
   if (!child.ok()) {
     std::cerr << "kforge lint-problems: " << child.status().message() << "\n";
     unlink(out_path);
     return kExitInfra;
   }
-  auto e = child->Wait(std::chrono::hours(1));
+  // Each problem is printed as the linter finishes it (one JSON line each); a linter that
+  // finishes no problem for an hour is stopped.
+  Counts n;
   std::ifstream in(out_path);
-  std::string line;
-  int problems = 0, flagged = 0, outside = 0;
-  while (std::getline(in, line)) {
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded()) continue;
-    ++problems;
-    bool ok = j.value("ok", false);
-    flagged += ok ? 0 : 1;
-    outside += TrialsOutside(j) ? 1 : 0;
-    if (f.json) {
-      std::cout << j.dump() << "\n";
-      continue;
+  std::string pending, line;
+  auto read_lines = [&] {
+    in.clear();
+    while (std::getline(in, line)) {
+      if (in.eof()) {  // a line still being written: keep it for the next read
+        pending += line;
+        break;
+      }
+      Report(pending + line, f, &n);
+      pending.clear();
     }
-    std::cout << (ok ? "ok    " : "FLAG  ") << j.value("problem", "?") << "\n";
-    for (const auto& finding : j.value("findings", nlohmann::json::array())) {
-      std::cout << "      " << finding.value("code", "") << ": " << finding.value("message", "")
-                << "\n";
+  };
+  std::optional<ExitInfo> e;
+  auto last = std::chrono::steady_clock::now();
+  bool stalled = false;
+  while (!(e = child->Wait(std::chrono::milliseconds(200)))) {
+    const int before = n.problems;
+    read_lines();
+    const auto now = std::chrono::steady_clock::now();
+    if (n.problems != before) last = now;
+    if (now - last > std::chrono::hours(1)) {
+      e = child->Kill();
+      stalled = true;
+      break;
     }
-    // The input contract the judge's perturbed trials keep (information, flags nothing), and
-    // how timed calls give each input fresh values inside it.
-    const auto timed = j.value("timed_inputs", nlohmann::json::array());
-    for (const auto& c : j.value("contract", nlohmann::json::array())) {
-      const size_t i = c.value("input", 0);
-      std::cout << "      input " << i << ": " << c.value("text", "");
-      if (i < timed.size()) std::cout << "; timed calls: " << timed[i].get<std::string>();
-      std::cout << "\n";
-    }
-    const std::string signed_trial = j.value("signed_trial", "");
-    if (!signed_trial.empty() && signed_trial != "runs") {
-      std::cout << "      signed trial " << signed_trial << "\n";
-    }
-    PrintTrials(j);
+  }
+  read_lines();
+  if (!pending.empty()) Report(pending, f, &n);
+  std::cout.flush();
+  if (stalled) {
+    std::cerr << "kforge lint-problems: no problem finished within an hour; the linter was "
+                 "stopped after "
+              << n.problems << " of " << files.size() << " problems"
+              << (static_cast<size_t>(n.problems) < files.size()
+                      ? " (the next: " + files[n.problems].string() + ")"
+                      : std::string())
+              << "\n";
+    unlink(out_path);
+    return kExitInfra;
   }
   unlink(out_path);
-  if (!e || !e->exited || e->exit_code != 0) {
-    std::cerr << "kforge lint-problems: the linter failed ("
-              << (e ? e->Describe() : std::string("timed out")) << ")\n";
+  if (!e->exited || e->exit_code != 0) {
+    std::cerr << "kforge lint-problems: the linter failed (" << e->Describe() << ")\n";
     return kExitInfra;
   }
   if (!f.json) {
-    std::cout << problems << " problems, " << flagged << " flagged, " << outside
+    std::cout << n.problems << " problems, " << n.flagged << " flagged, " << n.outside
               << " with a trial outside its input contract\n";
   }
   // A trial outside the contract is kforge's error, not the problem's: it fails the command.
-  return outside > 0 ? kExitCheckFailed : kExitOk;
+  return n.outside > 0 ? kExitCheckFailed : kExitOk;
 }
 
 }  // namespace

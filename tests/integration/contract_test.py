@@ -20,17 +20,21 @@ tests/integration/contract/ must end as its header says (`kforge-expect`, `kforg
                         with, and the verdict notes it (stateful_problem, naming self.hidden)
   rnn_cell_no_state     incorrect: the same cell leaving the hidden state out
 
-and `kforge lint-problems` prints the two problems' contracts.
+and `kforge lint-problems` prints the two problems' contracts, each problem's line as soon as
+it is linted, and takes its linter along when it is killed.
 
 Usage: contract_test.py --kforge build/kforge [--python /usr/bin/python3]
 """
 import json
 import os
 import re
+import select
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 from evalcli import check
 import evalcli
@@ -127,8 +131,74 @@ def main():
           in p.stdout and "trials inside the contract: swapped" in p.stdout and
           "0 with a trial outside its input contract" in p.stdout and p.returncode == 0,
           "lint text names the contract, the timed rewrite and the trials kept in it: %s" % p.stdout)
+    lint_streams_and_dies_with_kforge(a, tmp)
     shutil.rmtree(tmp, ignore_errors=True)
     return evalcli.finish("contract")
+
+
+GATE = '''
+import os, time
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+def get_inputs():
+    with open(%(pid)r, "w") as f:
+        f.write(str(os.getpid()))
+    for _ in range(6000):  # until the test opens the gate (at most 5 minutes)
+        if os.path.exists(%(go)r):
+            break
+        time.sleep(0.05)
+    return [torch.randn(8, 8)]
+
+def get_init_inputs():
+    return []
+'''
+
+
+def lint_streams_and_dies_with_kforge(a, tmp):
+    """A problem's line comes out while the next is still being linted; and a lint killed
+    outright (SIGKILL: no handler, no destructor) takes its linter along."""
+    pid_file, go = os.path.join(tmp, "linter.pid"), os.path.join(tmp, "go")
+    gate = os.path.join(tmp, "gate.py")
+    with open(gate, "w") as f:
+        f.write(GATE % {"pid": pid_file, "go": go})
+    p = subprocess.Popen([a.kforge, "lint-problems", "--json", "--contract-only", "--backend",
+                          "cpu", "--python", a.python, os.path.join(FOLDER, "tril_matmul.py"),
+                          gate], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        ready, _, _ = select.select([p.stdout], [], [], 300)
+        first = json.loads(p.stdout.readline()) if ready else {}
+        check(os.path.basename(first.get("problem", "")) == "tril_matmul.py" and
+              not os.path.exists(go),
+              "lint: the first problem's line comes out while the second is linted: %s" % first)
+        for _ in range(3000):
+            if os.path.exists(pid_file) and open(pid_file).read().strip():
+                break
+            time.sleep(0.1)
+        linter = int(open(pid_file).read())
+        p.send_signal(signal.SIGKILL)
+        p.wait(60)
+
+        def alive():
+            try:
+                with open("/proc/%d/stat" % linter) as f:
+                    return f.read().split(")")[-1].split()[0] not in ("Z", "X")
+            except OSError:
+                return False
+        for _ in range(300):
+            if not alive():
+                break
+            time.sleep(0.1)
+        check(not alive(), "lint: the linter (pid %d) died with the killed kforge" % linter)
+    finally:
+        open(go, "w").close()
+        if p.poll() is None:
+            p.kill()
+        p.wait()
 
 
 if __name__ == "__main__":
