@@ -66,6 +66,7 @@ class PythonChecker : public Checker {
     for (const auto& f : files) so.argv.push_back(std::filesystem::absolute(f).string());
     so.env_set = {"PYTHONPATH=" + opt_.runner_dir.string(), "PYTHONDONTWRITEBYTECODE=1"};
     so.stdout_path = out_path;
+    so.die_with_parent = true;  // waited for below, by this thread: a killed synth takes it along
     auto child = Spawn(so);
     if (!child.ok()) {
       unlink(out_path);
