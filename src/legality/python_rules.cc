@@ -143,7 +143,7 @@ class PythonRules {
         return;
       }
       if (BuildEnvironmentWrite(i, end) || FolderNotProvablyOutside(canon, end) ||
-          AutocastOff(canon, end)) {
+          AutocastOff(canon, end) || SetToCurrentStream(canon, end)) {
         return;
       }
       if (Banned b = BannedPythonPath(canon, ctx_.opt().fp32_problem)) {
@@ -268,6 +268,22 @@ class PythonRules {
       }
     }
     return false;
+  }
+
+  // `torch.cuda.set_stream(torch.cuda.current_stream())` makes the current stream current: it
+  // switches nothing (a model-written ReLU does it, CUDA-L1's level1/19 sample 1). Any other
+  // argument is a stream from elsewhere, still H07.
+  bool SetToCurrentStream(const std::string& canon, int end) const {
+    if (canon != "torch.cuda.set_stream" || end >= static_cast<int>(t_.size()) || !IsOp(t_[end], "(")) return false;
+    const int rparen = ctx_.m().partner[end];
+    int k = end + 1;
+    if (rparen < 0 || k >= rparen || !ctx_.IsChainStart(k)) return false;
+    const std::string arg = ctx_.Canonical(ctx_.Chain(k, &k));
+    if (arg != "torch.cuda.current_stream") return false;
+    // current_stream() or current_stream(device): called, and nothing after the call.
+    if (k >= rparen || !IsOp(t_[k], "(")) return false;
+    const int inner = ctx_.m().partner[k];
+    return inner >= 0 && inner + 1 == rparen;
   }
 
   // getattr/setattr/delattr/vars/object.__setattr__ on modules.

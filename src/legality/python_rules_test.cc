@@ -105,6 +105,16 @@ TEST(PythonRulesTest, SideStreamsAndThreads) {
   EXPECT_EQ(Findings(WithForward("        s = torch.cuda.current_stream().cuda_stream\n"
                                  "        return ext.f(x, s)\n")),
             "");
+  // Making the current stream current switches nothing (CUDA-L1's level1/19 sample 1 does it);
+  // any other stream, or a stream method of the current one, is still a switch.
+  EXPECT_EQ(Findings(WithForward("        torch.cuda.set_stream(torch.cuda.current_stream())\n"
+                                 "        torch.cuda.set_stream(torch.cuda.current_stream(x.device))\n")),
+            "");
+  EXPECT_EQ(Findings(WithForward("        torch.cuda.set_stream(torch.cuda.default_stream())\n"
+                                 "        torch.cuda.set_stream(torch.cuda.current_stream(), s)\n"
+                                 "        torch.cuda.set_stream(torch.cuda.current_stream)\n"
+                                 "        torch.cuda.set_stream(torch.cuda.current_stream().x)\n")),
+            "H07:13 H07:14 H07:15 H07:16");
 }
 
 TEST(PythonRulesTest, MonkeyPatching) {
