@@ -274,7 +274,10 @@ class PythonRules {
   // switches nothing (a model-written ReLU does it, CUDA-L1's level1/19 sample 1). Any other
   // argument is a stream from elsewhere, still H07.
   bool SetToCurrentStream(const std::string& canon, int end) const {
-    if (canon != "torch.cuda.set_stream" || end >= static_cast<int>(t_.size()) || !IsOp(t_[end], "(")) return false;
+    if (canon != "torch.cuda.set_stream" || end >= static_cast<int>(t_.size()) ||
+        !IsOp(t_[end], "(")) {
+      return false;
+    }
     const int rparen = ctx_.m().partner[end];
     int k = end + 1;
     if (rparen < 0 || k >= rparen || !ctx_.IsChainStart(k)) return false;
