@@ -117,8 +117,8 @@ int RunLint(const LintFlags& f) {
       return kExitUsage;
     }
     if (found->empty()) {
-      std::cerr << "kforge lint-problems: no problem (a .py file defining class Model) under "
-                << p << "\n";
+      std::cerr << "kforge lint-problems: no problem (a .py file defining class Model) under " << p
+                << "\n";
       return kExitUsage;
     }
     for (const auto& problem : *found) files.push_back(problem.path);
@@ -134,8 +134,8 @@ int RunLint(const LintFlags& f) {
   }
   close(fd);
   SpawnOptions so;
-  so.argv = {python, "-m", "kforge_runner.lint", "--device", backend, "--draws",
-             std::to_string(f.draws)};
+  so.argv = {python,  "-m",      "kforge_runner.lint",   "--device",
+             backend, "--draws", std::to_string(f.draws)};
   if (f.contract_only) so.argv.push_back("--contract-only");
   // The judge's default tolerances: a problem is linted against the check it will face.
   for (auto& flag : ToleranceFlags(DefaultTolerances())) so.argv.push_back(std::move(flag));

@@ -1,14 +1,13 @@
 #include "common/process.h"
 
 #include <gtest/gtest.h>
-
-#include <chrono>
-#include <thread>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
+#include <thread>
 
 #include "common/channel.h"
 

@@ -7,9 +7,11 @@ const std::vector<Rule>& Rules() {
       {"H01", "torch-fallback",
        "ModelNew.forward computes with PyTorch (torch/F/nn ops, tensor operators, nn layers), "
        "maybe beside a decoy kernel",
-       "static: the forward rules over everything forward reaches; run time: the ATen ops of one "
-       "profiled forward outside the plumbing allowlist (runner/policies/strict_allowed_aten.txt). "
-       "Under --policy kernelbench allowed beside a real kernel and listed in pytorch_ops",
+       "static: the forward rules over everything forward reaches (a branch that only the "
+       "extension's build chooses, a fallback for a failed build, is only noted: what runs "
+       "decides); run time: the ATen ops of one profiled forward outside the plumbing allowlist "
+       "(runner/policies/strict_allowed_aten.txt). Under --policy kernelbench allowed beside a "
+       "real kernel and listed in pytorch_ops",
        "Do all the computation in your load_inline kernels. forward may only allocate outputs "
        "(torch.empty/zeros/empty_like...), take views and metadata (view, reshape, contiguous, "
        "size, shape...) and call your extension's functions; pass nn layers' .weight and .bias to "

@@ -66,6 +66,16 @@ class ForwardRules {
   const extract::ClassDef* FindClass(const std::string& name) const;
   const extract::FunctionDef* FindFunction(const std::string& name) const;
 
+  // forward_guards.cc: branches chosen only by whether the extension built.
+  void CollectGuards();
+  void MarkGuardedBranches(const Scope& s);
+  void MarkGuardedScopes();
+  int LastOf(int header) const;
+  bool BuildsExtension(int first, int last) const;
+  std::string SimpleTarget(int stmt) const;
+  bool GuardOnly(int b, int e, bool need_guard) const;
+  int HeaderColon(int stmt) const;
+
   Context& ctx_;
   const std::vector<Token>& t_;
   std::set<std::string> ext_names_;
@@ -74,9 +84,15 @@ class ForwardRules {
   // The class ModelNew names (extract::Candidate::model_new_class), and its candidate bases.
   std::string model_;
   std::vector<std::string> family_;
-  std::vector<std::string> torch_bases_;             // ModelNew's nn bases other than Module
-  std::map<int, Scope> scopes_;                      // by def statement
-  std::vector<int> order_;                           // scopes_ keys in reach order
+  std::vector<std::string> torch_bases_;  // ModelNew's nn bases other than Module
+  std::map<int, Scope> scopes_;           // by def statement
+  std::vector<int> order_;                // scopes_ keys in reach order
+  // Build guards: names ("ext") and attributes ("self.use_kernel") fixed once the module and
+  // ModelNew are loaded, by whether the extension built; statements of a branch that only
+  // they choose, mapped to the line of the `if` that chooses it.
+  std::set<std::string> guards_;
+  std::map<int, int> guarded_;
+  int current_stmt_ = -1;  // the statement Report is in
 };
 
 }  // namespace kf::legality

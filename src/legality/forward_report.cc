@@ -32,6 +32,7 @@ bool IsForeignCompute(const std::string& canon, bool triton) {
 void ForwardRules::Report(const Scope& s) {
   const auto& st = ctx_.m().statements;
   for (int si = s.first; si <= s.last; ++si) {
+    current_stmt_ = si;
     const int sb = st[si].begin, se = st[si].end;
     for (int i = sb; i < se; ++i) {
       if (t_[i].kind == TokenKind::kOp) {

@@ -234,6 +234,18 @@ void ForwardRules::PropagateTensorParams(const Scope& s) {
 }
 
 void ForwardRules::Flag(const Scope& s, int tok, const std::string& what) {
+  if (auto g = guarded_.find(current_stmt_); g != guarded_.end()) {
+    // A fallback for a failed build: whether it runs is known from what runs.
+    ctx_.Report("H01", t_[tok].line, t_[tok].col,
+                s.label + " " + what +
+                    " in a branch that only the extension's build chooses "
+                    "(the if at line " +
+                    std::to_string(g->second + ctx_.candidate().first_line - 1) +
+                    "): judged by what runs, the "
+                    "profiled forward's PyTorch ops (H01) and the ablation (H02)",
+                ctx_.Hint("H01"), Severity::kInfo);
+    return;
+  }
   ctx_.Report(
       "H01", t_[tok].line, t_[tok].col,
       s.label + " " + what + ": computing with PyTorch instead of your kernel is not allowed (H01)",
@@ -290,6 +302,9 @@ void ForwardRules::Run() {
     for (int key : order_) ComputeLocals(&scopes_[key]);
     for (int key : order_) PropagateTensorParams(scopes_[key]);
   }
+  CollectGuards();
+  for (int key : order_) MarkGuardedBranches(scopes_[key]);
+  MarkGuardedScopes();
   for (int key : order_) Report(scopes_[key]);
 }
 

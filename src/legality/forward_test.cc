@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "legality/testing.h"
 
 namespace kf::legality {
@@ -142,6 +144,105 @@ TEST(ForwardTest, StarImportsBuiltinsAndNumpy) {
                      WithForward("        k = np.prod(x.shape)\n"
                                  "        return torch.from_numpy(np.tanh(x.cpu().numpy()))\n")),
             "H01:15");
+}
+
+// A guarded build (issue 28): `kext` is None when load_inline failed; ModelNew's forward body
+// starts at line 18, `extra` (methods) after it.
+std::string Guarded(const std::string& forward, const std::string& extra = "",
+                    const std::string& module_extra = "") {
+  return "try:\n"                                                                // 9
+         "    kext = load_inline(name='k', cpp_sources=src, functions=['f'])\n"  // 10
+         "except Exception:\n"                                                   // 11
+         "    kext = None\n" +                                                   // 12
+         module_extra +
+         "class ModelNew(nn.Module):\n"           // 13
+         "    def __init__(self):\n"              // 14
+         "        super().__init__()\n"           // 15
+         "        self.use = kext is not None\n"  // 16
+         "    def forward(self, x):\n" +          // 17
+         forward +
+         extra;
+}
+
+// Errors only ("H01:19"), the notes left out.
+std::string Errors(const std::vector<Diagnostic>& ds) {
+  std::string s;
+  for (const Diagnostic& d : ds) {
+    if (d.severity == Severity::kError)
+      s += (s.empty() ? "" : " ") + d.code + ":" + std::to_string(d.line);
+  }
+  return s;
+}
+
+// A fallback that only a failed build chooses is judged by what runs: a note, not H01.
+TEST(ForwardTest, AFallbackOnlyTheBuildChoosesIsJudgedByWhatRuns) {
+  auto ds =
+      CheckBody(Guarded("        if kext is None:\n"          // 18
+                        "            return torch.relu(x)\n"  // 19
+                        "        return kext.f(x)\n"));       // 20
+  EXPECT_EQ(Errors(ds), "");
+  auto note =
+      std::find_if(ds.begin(), ds.end(), [](const Diagnostic& d) { return d.code == "H01"; });
+  ASSERT_NE(note, ds.end());
+  EXPECT_EQ(note->severity, Severity::kInfo);
+  EXPECT_EQ(note->line, 19);
+  EXPECT_NE(note->message.find("only the extension's build chooses (the if at line 18)"),
+            std::string::npos)
+      << note->message;
+  // An attribute set from the guard, an else branch, a method only that branch calls.
+  EXPECT_EQ(Errors(CheckBody(Guarded("        if self.use and x.is_cuda:\n"
+                                     "            return kext.f(x)\n"
+                                     "        else:\n"
+                                     "            return self._fallback(x)\n",
+                                     "    def _fallback(self, x):\n"
+                                     "        return torch.relu(x)\n"))),
+            "");
+  // The code after the if runs whatever the build did: still H01.
+  EXPECT_EQ(Errors(CheckBody(Guarded("        if self.use:\n"
+                                     "            y = kext.f(x)\n"
+                                     "        return torch.relu(x)\n"))),
+            "H01:20");
+}
+
+// What a cheat could flip or mix in keeps the static rule.
+TEST(ForwardTest, AGuardTheCallsCanChangeIsNoGuard) {
+  // Assigned by forward (after the first call, the fallback would run).
+  EXPECT_EQ(Errors(CheckBody(Guarded("        if self.use:\n"
+                                     "            self.use = False\n"
+                                     "            return kext.f(x)\n"
+                                     "        return torch.relu(x)\n"))),
+            "H01:21");
+  EXPECT_EQ(Errors(CheckBody(Guarded("        if not self.use:\n"
+                                     "            return torch.relu(x)\n"
+                                     "        self.use, n = False, 1\n"
+                                     "        return kext.f(x)\n"))),
+            "H01:19");
+  // A condition that is not the build's alone: a call counter.
+  EXPECT_EQ(Errors(CheckBody(Guarded("        self.n = self.n + 1\n"
+                                     "        if self.use and self.n < 2:\n"
+                                     "            return kext.f(x)\n"
+                                     "        return torch.relu(x)\n"))),
+            "H01:21");
+  // setattr anywhere (a forward hook could flip the guard): nothing is deferred.
+  EXPECT_EQ(Errors(CheckBody(Guarded("        if kext is None:\n"
+                                     "            return torch.relu(x)\n"
+                                     "        return kext.f(x)\n",
+                                     "    def flip(self):\n"
+                                     "        setattr(self, 'use', False)\n"))),
+            "H01:19");
+  // A method called from the fallback and from the kernel path is not a fallback.
+  EXPECT_EQ(Errors(CheckBody(Guarded("        if not self.use:\n"
+                                     "            return self._post(x)\n"
+                                     "        return self._post(kext.f(x))\n",
+                                     "    def _post(self, x):\n"
+                                     "        return torch.relu(x)\n"))),
+            "H01:22");
+  // A name assigned outside a build's try is no guard.
+  EXPECT_EQ(Errors(CheckBody(Guarded("        if FAST:\n"
+                                     "            return torch.relu(x)\n"
+                                     "        return kext.f(x)\n",
+                                     "", "FAST = True\n"))),
+            "H01:20");
 }
 
 }  // namespace

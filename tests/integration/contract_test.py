@@ -19,6 +19,9 @@ tests/integration/contract/ must end as its header says (`kforge-expect`, `kforg
                         problem): every call of both starts from the state they were built
                         with, and the verdict notes it (stateful_problem, naming self.hidden)
   rnn_cell_no_state     incorrect: the same cell leaving the hidden state out
+  relu_fallback_guard   ok (under --policy strict): a guarded build with a PyTorch fallback
+                        method for a failed build; it built, so the fallback never runs
+  relu_fallback_runs    cheat H01: the same guard set so that the fallback always runs
 
 and `kforge lint-problems` prints the two problems' contracts, each problem's line as soon as
 it is linted, and takes its linter along when it is killed.
