@@ -230,6 +230,9 @@ def classify(m, verdict, policy="kernelbench", other=None):
         evidence = "%s (stage %s)" % (first[:240], stage or "?")
         if rule in POLICY_RULES:
             return "policy", "cheat " + rule, POLICY_RULES[rule] + "; " + evidence
+        if rule == "H16" and "ctypes" in text:
+            return "policy", "cheat H16", "ctypes (raw memory access), which KernelBench's " \
+                "harness allows and kforge does not, however it is used; " + evidence
         if rule == "H07" and any(g in text for g in PYTHON_GRAPH):
             return "policy", "cheat H07", "Python's CUDA graph APIs, which KernelBench's " \
                 "harness accepts and kforge does not (RULES.md, CUDA graphs); " + evidence

@@ -99,12 +99,17 @@ class CompareTest(unittest.TestCase):
             "compile_error", "no suitable conversion function from \"const "
             "at::DeprecatedTypeProperties\" to \"c10::ScalarType\" exists", "build")]))
         self.sample(s, "accepted", INCORRECT, verdict("ok"))
+        self.sample(s, "ctypes", CORRECT, verdict("cheat", [error(
+            "H16", "importing ctypes (raw memory access) is not allowed (H16)", "static")]))
+        self.sample(s, "replay", CORRECT, verdict("cheat", [error(
+            "H06", "after a few input values were swapped, the outputs were those of the "
+            "inputs before the swap")]))
         self.sample(s, "their_oom", dict(INCORRECT, environment_failure="out_of_memory"),
                     verdict("ok"))
         text, rows = self.compare()
         want = {"agrees": "", "tf32": "policy", "fallback": "harness", "wrong_own": "harness",
                 "wrong_signed": "kforge", "tolerance": "version", "old_api": "environment",
-                "accepted": "kforge"}
+                "accepted": "kforge", "ctypes": "policy", "replay": "harness"}
         self.assertEqual({p: r["class"] for p, r in rows.items()}, want)
         self.assertNotIn("their_oom", rows)  # their machine's failure: left out, counted
         self.assertIn("'their machine': 1", text)
@@ -114,8 +119,8 @@ class CompareTest(unittest.TestCase):
         self.assertIn("not declared in this scope", rows["fallback"]["evidence"])
         self.assertIn("stage static", rows["tf32"]["evidence"])
         self.assertIn("Output mismatch", rows["accepted"]["evidence"])
-        # 1 agrees of 8; the H13 sample is set aside: 1 of 7. Two kforge rows are reported.
-        self.assertIn("| kb-fork-runs | 8 | 1 | 12.5 | 14.3 | 2 | 1 | 1 | 1 | 2 |", text)
+        # 1 agrees of 10; H13 and ctypes are set aside: 1 of 8. Two kforge rows are reported.
+        self.assertIn("| kb-fork-runs | 10 | 1 | 10.0 | 12.5 | 3 | 2 | 1 | 1 | 2 |", text)
         self.assertIn("kforge errors or unexplained: **2**", text)
         self.assertIn("| kforge | wrong only on kforge's trials | kb-fork-runs | level1/"
                       "wrong_signed |", text)
