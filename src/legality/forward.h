@@ -27,6 +27,7 @@ enum class Kind {
 struct Scope {
   std::string label;  // "ModelNew.forward", "ModelNew._launch", "function helper"
   std::string cls;    // owning class, "" for module-level functions
+  std::string name;   // the def's name ("forward", "_launch", "helper")
   int header = -1;    // the def statement
   int first = 0;      // body statements [first, last]
   int last = -1;
@@ -65,6 +66,8 @@ class ForwardRules {
   void Flag(const Scope& s, int tok, const std::string& what);
   const extract::ClassDef* FindClass(const std::string& name) const;
   const extract::FunctionDef* FindFunction(const std::string& name) const;
+  // Whether `chain` (a call's callee) is torch's extension builder (load_inline, load).
+  bool IsBuildCall(const std::string& chain) const;
 
   // forward_guards.cc: branches chosen only by whether the extension built.
   void CollectGuards();
@@ -73,7 +76,7 @@ class ForwardRules {
   int LastOf(int header) const;
   bool BuildsExtension(int first, int last) const;
   std::string SimpleTarget(int stmt) const;
-  bool GuardOnly(int b, int e, bool need_guard) const;
+  bool GuardOnly(int b, int e) const;
   int HeaderColon(int stmt) const;
 
   Context& ctx_;

@@ -46,41 +46,32 @@ int ForwardRules::HeaderColon(int stmt) const {
 
 bool ForwardRules::BuildsExtension(int first, int last) const {
   const auto& m = ctx_.m();
+  // A function or method of the candidate whose own body calls the builder (one level down).
+  auto body_builds = [&](const extract::FunctionDef& d) {
+    const int end = LastOf(d.stmt);
+    for (int k = d.stmt + 1; k <= end; ++k) {
+      for (int j = m.statements[k].begin; j < m.statements[k].end; ++j) {
+        int e = 0;
+        if (ctx_.IsChainStart(j) && IsBuildCall(ctx_.Chain(j, &e))) return true;
+      }
+    }
+    return false;
+  };
   for (int si = first; si <= last && si < static_cast<int>(m.statements.size()); ++si) {
     for (int i = m.statements[si].begin; i < m.statements[si].end; ++i) {
-      if (!IsName(t_[i])) continue;
-      const bool start = ctx_.IsChainStart(i);
-      int end = i + 1;
-      const std::string chain = start ? ctx_.Chain(i, &end) : t_[i].text;
-      if (start && (ctx_.Canonical(chain).find("cpp_extension.load") != std::string::npos ||
-                    chain == "load_inline" || ext_names_.count(chain))) {
-        return true;
-      }
-      // A call of a function or method of the candidate that builds it (one level down).
-      const bool call = end < m.statements[si].end && IsOp(t_[end], "(");
-      if (!call) continue;
+      if (!ctx_.IsChainStart(i)) continue;
+      int end = 0;
+      const std::string chain = ctx_.Chain(i, &end);
+      if (IsBuildCall(chain) || ext_names_.count(chain)) return true;
+      if (end >= m.statements[si].end || !IsOp(t_[end], "(")) continue;
       const std::string name = chain.substr(chain.rfind('.') + 1);
-      auto builds = [&](const extract::FunctionDef& d) {
-        for (int k = d.stmt + 1; k <= LastOf(d.stmt); ++k) {
-          for (int j = m.statements[k].begin; j < m.statements[k].end; ++j) {
-            if (!ctx_.IsChainStart(j)) continue;
-            int e = 0;
-            const std::string c = ctx_.Chain(j, &e);
-            if (ctx_.Canonical(c).find("cpp_extension.load") != std::string::npos ||
-                c == "load_inline") {
-              return true;
-            }
-          }
-        }
-        return false;
-      };
-      if (start && chain.find('.') == std::string::npos) {
-        if (const extract::FunctionDef* f = FindFunction(name); f && builds(*f)) return true;
+      if (chain.find('.') == std::string::npos) {
+        if (const extract::FunctionDef* f = FindFunction(name); f && body_builds(*f)) return true;
       }
       if (chain.rfind("self.", 0) == 0) {
         for (const auto& k : m.classes) {
           for (const auto& d : k.methods) {
-            if (d.name == name && builds(d)) return true;
+            if (d.name == name && body_builds(d)) return true;
           }
         }
       }
@@ -101,9 +92,9 @@ std::string ForwardRules::SimpleTarget(int stmt) const {
   return "";
 }
 
-// Tokens [b, e) test guards alone: guard names, `X.is_cuda`, torch.cuda.is_available(), None,
-// True, False, not, and, or, is, ==, != and parentheses (with need_guard, at least one guard).
-bool ForwardRules::GuardOnly(int b, int e, bool need_guard) const {
+// Tokens [b, e) test guards alone, at least one: guard names, `X.is_cuda`,
+// torch.cuda.is_available(), None, True, False, not, and, or, is, ==, != and parentheses.
+bool ForwardRules::GuardOnly(int b, int e) const {
   bool guard = false;
   if (b >= e) return false;
   for (int i = b; i < e; ++i) {
@@ -127,28 +118,13 @@ bool ForwardRules::GuardOnly(int b, int e, bool need_guard) const {
     }
     i = end - 1;
   }
-  return guard || !need_guard;
+  return guard;
 }
 
 void ForwardRules::CollectGuards() {
   const auto& m = ctx_.m();
   const auto& st = m.statements;
   const int n = static_cast<int>(st.size());
-  // Ways to change a guard that the analysis cannot follow: defer nothing.
-  for (const Token& tk : t_) {
-    static const std::set<std::string> kUnfollowed = {"setattr",
-                                                      "__setattr__",
-                                                      "__dict__",
-                                                      "vars",
-                                                      "globals",
-                                                      "locals",
-                                                      "__globals__",
-                                                      "register_forward_pre_hook",
-                                                      "register_forward_hook"};
-    if (kUnfollowed.count(tk.text) || IsKeyword(tk, "global") || IsKeyword(tk, "nonlocal")) {
-      return;
-    }
-  }
   // What a try statement that builds the extension assigns, in its body and its handlers.
   for (int ti = 0; ti < n; ++ti) {
     if (!st[ti].is_header || !IsKeyword(t_[st[ti].begin], "try")) continue;
@@ -166,13 +142,29 @@ void ForwardRules::CollectGuards() {
     }
   }
   if (guards_.empty()) return;
+  // Ways to change a guard that the analysis cannot follow: defer nothing.
+  for (const Token& tk : t_) {
+    static const std::set<std::string> kUnfollowed = {"setattr",
+                                                      "__setattr__",
+                                                      "__dict__",
+                                                      "vars",
+                                                      "globals",
+                                                      "locals",
+                                                      "__globals__",
+                                                      "register_forward_pre_hook",
+                                                      "register_forward_hook"};
+    if (kUnfollowed.count(tk.text) || IsKeyword(tk, "global") || IsKeyword(tk, "nonlocal")) {
+      guards_.clear();
+      return;
+    }
+  }
   // What is assigned from guards alone, a few rounds.
   for (int round = 0; round < 3; ++round) {
     for (int si = 0; si < n; ++si) {
       const std::string target = SimpleTarget(si);
       if (target.empty() || guards_.count(target)) continue;
       const int value = st[si].begin + (target.rfind("self.", 0) == 0 ? 4 : 2);
-      if (GuardOnly(value, st[si].end, true)) guards_.insert(target);
+      if (GuardOnly(value, st[si].end)) guards_.insert(target);
     }
   }
   // A guard the reached code assigns (or may: a tuple target, `for`, `with ... as`) is not
@@ -214,7 +206,7 @@ void ForwardRules::MarkGuardedBranches(const Scope& s) {
     for (int h : headers) {
       if (IsKeyword(t_[st[h].begin], "else")) continue;
       const int colon = HeaderColon(h);
-      all = all && colon > st[h].begin && GuardOnly(st[h].begin + 1, colon, true);
+      all = all && colon > st[h].begin && GuardOnly(st[h].begin + 1, colon);
     }
     if (!all) continue;
     for (int h : headers) {
@@ -232,18 +224,14 @@ void ForwardRules::MarkGuardedScopes() {
     for (int key : order_) {
       const Scope& callee = scopes_.at(key);
       if (guarded_.count(callee.first)) continue;
-      const std::string& def_name =
-          t_[st[key].begin + (IsKeyword(t_[st[key].begin], "async") ? 2 : 1)].text;
-      if (callee.label == "ModelNew.forward" || def_name == "forward" || def_name == "__call__") {
-        continue;
-      }
+      if (callee.name == "forward" || callee.name == "__call__") continue;
       int line = -1;
       bool referenced = false, only_guarded = true;
       for (int other : order_) {
         const Scope& s = scopes_.at(other);
         for (int si = s.first; si <= s.last; ++si) {
           for (int i = st[si].begin; i < st[si].end; ++i) {
-            if (t_[i].text != def_name) continue;
+            if (t_[i].text != callee.name) continue;
             const bool method = i >= 2 && IsOp(t_[i - 1], ".") && t_[i - 2].text == "self";
             const bool function = callee.cls.empty() && ctx_.IsChainStart(i);
             if (!(callee.cls.empty() ? function : method)) continue;

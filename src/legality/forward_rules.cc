@@ -34,6 +34,11 @@ const extract::FunctionDef* ForwardRules::FindFunction(const std::string& name) 
   return nullptr;
 }
 
+bool ForwardRules::IsBuildCall(const std::string& chain) const {
+  return ctx_.Canonical(chain).find("cpp_extension.load") != std::string::npos ||
+         chain == "load_inline";
+}
+
 void ForwardRules::CollectExtensions() {
   const auto& m = ctx_.m();
   // Names bound to a load_inline result, to an attribute of one (`fn = ext.relu`), or to a
@@ -45,10 +50,8 @@ void ForwardRules::CollectExtensions() {
       int end = 0;
       const std::string chain = ctx_.Chain(a.value_begin, &end);
       const std::string root = chain.substr(0, chain.find('.'));
-      const std::string canon = ctx_.Canonical(chain);
       const bool call = end < a.value_end && IsOp(t_[end], "(");
-      const bool builds = call && (canon.find("cpp_extension.load") != std::string::npos ||
-                                   chain == "load_inline" || factories.count(root));
+      const bool builds = call && (IsBuildCall(chain) || factories.count(root));
       if (builds || ext_names_.count(root)) ext_names_.insert(a.name);
     }
     for (const extract::FunctionDef& f : m.functions) {
@@ -126,9 +129,9 @@ Scope* ForwardRules::Reach(const std::string& cls, const extract::FunctionDef& d
   s.label = cls.empty() ? "function " + d.name : (cls == model_ ? "ModelNew" : cls) + "." + d.name;
   if (s.label != "ModelNew.forward") s.label += " (reached from ModelNew.forward)";
   const auto& st = ctx_.m().statements;
+  s.name = d.name;
   s.first = d.stmt + 1;
-  s.last = d.stmt;
-  while (s.last + 1 < static_cast<int>(st.size()) && st[s.last + 1].line <= d.end_line) ++s.last;
+  s.last = LastOf(d.stmt);
   // Parameters: names at depth one of the header's parentheses.
   const extract::Statement& h = st[d.stmt];
   int lp = h.begin;
@@ -203,10 +206,9 @@ void ForwardRules::PropagateTensorParams(const Scope& s) {
       if (!IsOp(t_[i + 1], "(") || !IsName(t_[i]) || partner[i + 1] < 0) continue;
       // Callee: `name(` (a module function) or `self.name(` (a method of the family).
       Scope* callee = nullptr;
-      for (auto& [stmt, other] : scopes_) {
-        const std::string fname =
-            t_[st[stmt].begin + (IsKeyword(t_[st[stmt].begin], "async") ? 2 : 1)].text;
-        if (fname != t_[i].text) continue;
+      for (auto& entry : scopes_) {
+        Scope& other = entry.second;
+        if (other.name != t_[i].text) continue;
         const bool method_call = i >= 2 && IsOp(t_[i - 1], ".") && t_[i - 2].text == "self";
         if ((other.cls.empty() && ctx_.IsChainStart(i)) || (!other.cls.empty() && method_call)) {
           callee = &other;
