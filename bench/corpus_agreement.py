@@ -389,14 +389,15 @@ def bench_records(benches, map_path):
     return out
 
 
-def by_content(corpus, source, records):
-    """{content key: record}: a verdict is the kernel's on its problem, so every record of the
-    same file shares it."""
+def by_content(keyed, records):
+    """{content key: record} from one source's (manifest row, content key) pairs and its bench
+    records: a verdict is the kernel's on its problem, so every record of the same file
+    shares it."""
     out = {}
-    for m in manifest(corpus, source):
-        v = records[source].get(os.path.normpath(m["path"]))
+    for m, key in keyed:
+        v = records.get(os.path.normpath(m["path"]))
         if v is not None:
-            out[content_key(corpus, source, m)] = v
+            out[key] = v
     return out
 
 
@@ -413,10 +414,11 @@ def compare(args):
     for source in VERSIONS:
         if not os.path.exists(os.path.join(args.corpus, "samples", source, "manifest.jsonl")):
             continue  # a corpus built without this source
-        by_key = by_content(args.corpus, source, records)
-        other_by_key = by_content(args.corpus, source, others) if others is not None else {}
-        for m in manifest(args.corpus, source):
-            key = content_key(args.corpus, source, m)
+        keyed = [(m, content_key(args.corpus, source, m))
+                     for m in manifest(args.corpus, source)]
+        by_key = by_content(keyed, records[source])
+        other_by_key = by_content(keyed, others[source]) if others is not None else {}
+        for m, key in keyed:
             v = by_key.get(key)
             if v is None:
                 continue
