@@ -238,8 +238,11 @@ def classify(m, verdict, policy="kernelbench", other=None):
                 "harness accepts and kforge does not (RULES.md, CUDA graphs); " + evidence
         if policy == "strict" and codes <= set(STRICT_ONLY):
             if other is not None and other.get("status") == "cheat":
-                return "kforge", "cheat " + rule, "a rule --policy strict alone should " \
-                    "enforce, but --policy kernelbench says cheat too: " + evidence
+                # kernelbench calls it a cheat too, for a reason of its own: that reason, as
+                # kernelbench's report classifies it, explains the disagreement under both.
+                cls, detail, why = classify(m, other, "kernelbench")
+                return cls, detail, "under kernelbench too: " + why + "; under strict: " + \
+                    evidence
             return "policy", "cheat " + rule, "strict's " + STRICT_ONLY[rule] + (
                 "" if other is None else "; under kernelbench: " + other.get("status", "?")) + \
                 "; " + evidence

@@ -147,12 +147,24 @@ class CompareTest(unittest.TestCase):
         self.sample("metr", "beside", CORRECT, verdict("cheat", [h01], policy="strict"))
         self.sample("metr", "beside", CORRECT, verdict("ok"), bench="other")
         self.sample("metr", "both", CORRECT, verdict("cheat", [h01], policy="strict"))
-        self.sample("metr", "both", CORRECT, verdict("cheat", [h01]), bench="other")
+        self.sample("metr", "both", CORRECT, verdict("cheat", [error(
+            "H02", "ModelNew.forward never called a function of the candidate's own extension",
+            "runtime")]), bench="other")
+        self.sample("metr", "graph", CORRECT, verdict("cheat", [h01], policy="strict"))
+        self.sample("metr", "graph", CORRECT, verdict("cheat", [error(
+            "H07", "using torch.cuda.CUDAGraph (CUDA graphs) is not allowed", "static")]),
+            bench="other")
         text, rows = self.compare()
         self.assertEqual(rows["beside"]["class"], "policy")
         self.assertIn("under kernelbench: ok", rows["beside"]["evidence"])
-        self.assertEqual(rows["both"]["class"], "kforge")
-        self.assertIn("Policy: strict (2)", text)
+        # kernelbench says cheat too: its own reason, as its report classifies it, explains both.
+        self.assertEqual(rows["both"]["class"], "harness")
+        self.assertEqual(rows["both"]["category"], "cheat H02")
+        self.assertIn("under kernelbench too: a rule kforge enforces", rows["both"]["evidence"])
+        self.assertIn("under strict: H01: forward calls torch.relu", rows["both"]["evidence"])
+        self.assertEqual(rows["graph"]["class"], "policy")
+        self.assertIn("Python's CUDA graph APIs", rows["graph"]["evidence"])
+        self.assertIn("Policy: strict (3)", text)
 
     def test_a_ruling_replaces_the_class_and_keeps_its_evidence(self):
         self.sample("kb-fork-runs", "crash", CORRECT, verdict("runtime_error", [error(
