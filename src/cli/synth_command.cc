@@ -23,6 +23,7 @@ struct SynthFlags {
   std::string out, against, calibration, calibrate, backend, python;
   double max_mib = 512, stop_ms = 30;
   int draws = 3;
+  int problem_timeout_s = 60;
   bool no_validate = false, force = false, list_ops = false, resume = false;
 };
 
@@ -59,6 +60,7 @@ std::unique_ptr<synth::Checker> MakeChecker(const SynthFlags& f, const std::stri
   p.runner_dir = eval::FindRunnerDir();
   p.device = backend;
   p.draws = f.draws;
+  p.problem_timeout_s = f.problem_timeout_s;
   return synth::MakePythonChecker(p);
 }
 
@@ -204,7 +206,14 @@ int RunSynth(SynthFlags f) {
     return kExitUsage;
   }
   auto checker = f.opt.validate ? MakeChecker(f, backend) : nullptr;
-  auto report = synth::Synthesize(f.opt, *cal, against.get(), checker.get());
+  synth::SynthOptions opt = f.opt;
+  const auto t0 = std::chrono::steady_clock::now();
+  opt.progress = [&](int level, int kept, int drawn) {  // a long run's log shows where it is
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::cerr << "kforge synth: level" << level << ": " << kept << " of " << opt.count
+              << " kept, " << drawn << " drawn (" << static_cast<int>(s) << " s)" << std::endl;
+  };
+  auto report = synth::Synthesize(opt, *cal, against.get(), checker.get());
   if (!report.ok()) {
     std::cerr << "kforge synth: " << report.status().message() << "\n";
     return report.status().code() == Code::kInvalidArgument ? kExitUsage : kExitInfra;
@@ -262,6 +271,10 @@ Command SynthCommand() {
             ->check(CLI::IsMember({"cuda", "cpu"}));
         app->add_option("--python", f->python, "Python interpreter with PyTorch");
         app->add_option("--draws", f->draws, "the linter's input draws")->check(CLI::Range(1, 20));
+        app->add_option("--problem-timeout-s", f->problem_timeout_s,
+                        "drop a problem whose checks (or, calibrating, a probe whose timing) "
+                        "take longer than this, as check_timeout")
+            ->check(CLI::PositiveNumber);
         app->add_option("--max-attempts", o.max_attempts, "candidates per level (0: 20 x count)");
         app->add_option("--batch", o.batch,
                         "candidates validated (calibration: probes timed) per runner start");

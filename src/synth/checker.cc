@@ -2,7 +2,11 @@
 // process per batch, one JSON line per problem on its stdout.
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <fstream>
+#include <iterator>
+#include <optional>
 
 #include "common/process.h"
 #include "common/tolerance.h"
@@ -20,7 +24,7 @@ class PythonChecker : public Checker {
     // The judge's default tolerances: a problem is kept only if an honest kernel meets them.
     std::vector<std::string> args = {"check", "--draws", std::to_string(opt_.draws)};
     for (auto& flag : ToleranceFlags(DefaultTolerances())) args.push_back(std::move(flag));
-    auto lines = Run(std::move(args), files);
+    auto lines = Run(args, files);
     if (!lines.ok()) return lines.status();
     std::vector<CheckResult> out;
     for (const auto& j : *lines) {
@@ -53,9 +57,44 @@ class PythonChecker : public Checker {
   }
 
  private:
-  // Runs the module on `files`; one parsed line per file, in order.
-  Result<std::vector<json>> Run(std::vector<std::string> args,
+  using Clock = std::chrono::steady_clock;
+
+  // Runs the module on `files`; one parsed line per file, in order. A problem the runner does
+  // not answer in time gets a check_timeout line of its own (no findings' worth of work is
+  // lost for the others) and the runner starts again on the problems after it.
+  Result<std::vector<json>> Run(const std::vector<std::string>& args,
                                 const std::vector<std::filesystem::path>& files) {
+    const auto deadline = Clock::now() + std::chrono::seconds(opt_.timeout_s);
+    std::vector<json> lines;
+    while (lines.size() < files.size()) {
+      std::vector<std::filesystem::path> rest(files.begin() + lines.size(), files.end());
+      bool stuck = false;
+      auto part = RunOnce(args, rest, deadline, &stuck);
+      if (!part.ok()) return part.status();
+      for (auto& j : *part) lines.push_back(std::move(j));
+      if (!stuck) break;
+      const std::string message =
+          "the reference runner had not finished this problem after " +
+          std::to_string(part->empty() ? opt_.start_allowance_s + opt_.problem_timeout_s
+                                       : opt_.problem_timeout_s) +
+          " s (a reference that slow, or one that hangs, is no problem to train on)";
+      lines.push_back({{"problem", std::filesystem::absolute(files[lines.size()]).string()},
+                       {"ok", false},
+                       {"findings", json::array({{{"code", "check_timeout"}, {"message", message}}})},
+                       {"ms", json::array()}});
+    }
+    if (lines.size() != files.size()) {
+      return Status::Unavailable("the reference runner answered " + std::to_string(lines.size()) +
+                                 " of " + std::to_string(files.size()) + " problems");
+    }
+    return lines;
+  }
+
+  // One runner start on `files`: the lines it wrote. *stuck: it was killed because the next
+  // problem took longer than allowed (the lines are those before it).
+  Result<std::vector<json>> RunOnce(const std::vector<std::string>& args,
+                                    const std::vector<std::filesystem::path>& files,
+                                    Clock::time_point deadline, bool* stuck) {
     char out_path[] = "/tmp/kforge-synth-XXXXXX";
     int fd = mkstemp(out_path);
     if (fd < 0) return Status::IoError("cannot create a temporary file");
@@ -72,7 +111,34 @@ class PythonChecker : public Checker {
       unlink(out_path);
       return Status::Unavailable("cannot start " + opt_.python + ": " + child.status().message());
     }
-    auto e = child->Wait(std::chrono::seconds(opt_.timeout_s));
+    // Answered problems, counted as whole lines of the output so far.
+    auto answered = [&] {
+      std::ifstream in(out_path, std::ios::binary);
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      return std::count(text.begin(), text.end(), '\n');
+    };
+    std::optional<ExitInfo> e;
+    bool timed_out = false;
+    long seen = 0;
+    auto last = Clock::now();
+    auto allowance = std::chrono::seconds(opt_.start_allowance_s + opt_.problem_timeout_s);
+    while (!(e = child->Wait(std::chrono::milliseconds(250)))) {
+      auto now = Clock::now();
+      if (long n = answered(); n > seen) {
+        seen = n;
+        last = now;
+        allowance = std::chrono::seconds(opt_.problem_timeout_s);
+      }
+      if (now >= deadline) {
+        timed_out = true;
+        break;
+      }
+      if (now - last > allowance) {
+        *stuck = true;
+        break;
+      }
+    }
+    if (!e) child->Kill();
     std::vector<json> lines;
     std::ifstream in(out_path);
     std::string line;
@@ -81,17 +147,20 @@ class PythonChecker : public Checker {
       if (!j.is_discarded() && j.is_object()) lines.push_back(std::move(j));
     }
     unlink(out_path);
-    if (!e) {
-      child->Kill();
+    if (timed_out) {
       return Status::Timeout("the reference runner took longer than " +
                              std::to_string(opt_.timeout_s) + " s");
     }
+    if (*stuck) {
+      // Killed on the problem after the last whole line; a line it was writing is dropped.
+      if (lines.size() > static_cast<size_t>(seen)) lines.resize(seen);
+      if (lines.size() != static_cast<size_t>(seen)) {
+        return Status::Unavailable("the reference runner wrote a line that is not JSON");
+      }
+      return lines;
+    }
     if (!e->exited || e->exit_code != 0) {
       return Status::Unavailable("the reference runner failed (" + e->Describe() + ")");
-    }
-    if (lines.size() != files.size()) {
-      return Status::Unavailable("the reference runner answered " + std::to_string(lines.size()) +
-                                 " of " + std::to_string(files.size()) + " problems");
     }
     return lines;
   }

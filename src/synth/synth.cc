@@ -252,6 +252,7 @@ Result<SynthReport> Synthesize(const SynthOptions& opt, const Calibration& cal,
           report.ratio.push_back(results[k].reference_ms / opt.target_ms);
         }
       }
+      if (opt.progress) opt.progress(level, kept, next);
     }
     // What was drawn past the last problem kept is forgotten: it depends on the batch size.
     if (kept == opt.count) {

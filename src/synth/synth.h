@@ -56,7 +56,12 @@ struct PythonCheckerOptions {
   std::filesystem::path runner_dir;  // holds kforge_runner/
   std::string device = "cpu";        // "cpu", "cuda"
   int draws = 3;                     // the linter's seeded input draws
-  int timeout_s = 3600;
+  int timeout_s = 3600;              // one runner start, all its problems
+  // One problem: a problem the runner has not answered this long after the one before (or,
+  // for the first, after the runner's own start allowance) is dropped as check_timeout, the
+  // runner killed and started again on the problems after it.
+  int problem_timeout_s = 60;
+  int start_allowance_s = 120;  // importing torch and starting the device, once a start
 };
 std::unique_ptr<Checker> MakePythonChecker(const PythonCheckerOptions& opt);
 
@@ -156,6 +161,8 @@ struct SynthOptions {
   int max_attempts = 0;  // drawn candidates per level before giving up; 0: 20 x count
   int batch = 16;        // candidates validated per runner start
   bool validate = true;  // false: no Python, nothing run (for quick looks; not for training)
+  // After each validated batch: the level, problems kept and drawn at that level so far.
+  std::function<void(int level, int kept, int drawn)> progress;
 };
 
 struct SynthReport {

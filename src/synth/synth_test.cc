@@ -395,5 +395,48 @@ TEST(OpCurve, InterpolatesAndExtrapolates) {
   EXPECT_DOUBLE_EQ(OpCurve{}.Ms(2e6), 2);  // no points: 1 ms per 1e6
 }
 
+// The real checker with a stand-in runner module: a problem whose checks hang is dropped as
+// check_timeout on its own, and the runner starts again on the problems after it.
+TEST_F(SynthTest, AProblemThatHangsTheRunnerIsDroppedAloneAndTheRestAreChecked) {
+  fs::path runner = root_ / "runner", module = runner / "kforge_runner";
+  fs::create_directories(module);
+  std::ofstream(module / "__init__.py") << "";
+  std::ofstream(module / "synth.py") << R"(import json, sys, time
+for p in [a for a in sys.argv[1:] if a.endswith(".py")]:
+    with open(p + ".starts", "a") as f:
+        f.write("x")
+    if "hang" in p:
+        time.sleep(60)
+    print(json.dumps({"problem": p, "ok": True, "findings": [], "reference_ms": 2.0,
+                      "ms": [1.0]}), flush=True)
+)";
+  std::vector<fs::path> files = {root_ / "a.py", root_ / "hang.py", root_ / "c.py"};
+  for (const auto& f : files) std::ofstream(f) << "";
+  PythonCheckerOptions o;
+  o.python = "python3";
+  o.runner_dir = runner;
+  o.problem_timeout_s = 1;
+  o.start_allowance_s = 20;
+  auto checker = MakePythonChecker(o);
+  auto r = checker->Check(files);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->size(), 3u);
+  EXPECT_TRUE((*r)[0].ok);
+  EXPECT_DOUBLE_EQ((*r)[0].reference_ms, 2.0);
+  EXPECT_FALSE((*r)[1].ok);
+  ASSERT_EQ((*r)[1].findings.size(), 1u);
+  EXPECT_EQ((*r)[1].findings[0].rfind("check_timeout: ", 0), 0u) << (*r)[1].findings[0];
+  EXPECT_TRUE((*r)[2].ok);
+  // a.py once; hang.py once (killed); c.py once, by the second start.
+  EXPECT_EQ(Read(root_ / "a.py.starts"), "x");
+  EXPECT_EQ(Read(root_ / "c.py.starts"), "x");
+  auto t = checker->Time(files, 30);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->size(), 3u);
+  EXPECT_EQ((*t)[0], std::vector<double>{1.0});
+  EXPECT_TRUE((*t)[1].empty());
+  EXPECT_EQ((*t)[2], std::vector<double>{1.0});
+}
+
 }  // namespace
 }  // namespace kf::synth
