@@ -33,6 +33,17 @@ def as_list(out):
     return [out]
 
 
+def on_device(device):
+    """A context in which torch's factory functions allocate on `device` (torch >= 2.0), so a
+    problem's get_inputs() makes its tensors where they are used: a GPU-sized input drawn on the
+    CPU and copied over costs seconds (half-precision randn on the CPU most). A null context on
+    an older torch."""
+    import contextlib
+    import torch
+    d = torch.device(device)
+    return d if hasattr(d, "__enter__") else contextlib.nullcontext()
+
+
 def device_sync(device):
     import torch
     if torch.device(device).type == "cuda":

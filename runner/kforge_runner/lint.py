@@ -50,7 +50,7 @@ import torch
 
 from . import contract
 from .check import tolerances
-from .common import as_list
+from .common import as_list, on_device
 
 INIT_SEED = 1234
 DRAW_SEEDS = (11, 22, 33)
@@ -74,8 +74,10 @@ def load_problem(path, device, init_seed=INIT_SEED):
 
 
 def draw(module, seed, device):
+    """get_inputs() at `seed`, made on `device` as the judge makes them (problem.py)."""
     torch.manual_seed(seed)
-    inputs = list(module.get_inputs())
+    with on_device(device):
+        inputs = list(module.get_inputs())
     return [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
 
 

@@ -7,20 +7,13 @@ import importlib.util
 import torch
 
 from . import check, contract, state
-from .common import as_list
+from .common import as_list, on_device
 from .slots import KEEP_SHARE, Slot, tensor_bytes
 
 # The input contract (contract.py) is inferred from this many seeded draws of get_inputs(): the
 # load's own draw (seed init_seed + 1) and draws at init_seed + 3, + 4, ... (+ 2 is the shape
 # variants' check), one at a time.
 CONTRACT_DRAWS = 4
-
-
-def _device_ctx(device):
-    # torch >= 2.0 can make factory functions allocate on the device directly.
-    if hasattr(torch, "device") and hasattr(torch.device(device), "__enter__"):
-        return torch.device(device)
-    return None
 
 
 class Problem:
@@ -74,11 +67,8 @@ class Problem:
                 saved[k] = getattr(self.module, k)
                 setattr(self.module, k, v)
         try:
-            ctx = _device_ctx(self.device)
-            if ctx is not None:
-                with ctx:
-                    return list(self.module.get_inputs())
-            return list(self.module.get_inputs())
+            with on_device(self.device):
+                return list(self.module.get_inputs())
         finally:
             for k, v in saved.items():
                 setattr(self.module, k, v)

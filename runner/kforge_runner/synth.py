@@ -23,6 +23,7 @@ Exit status 0 whatever the problems do (2 on a usage error).
 """
 import argparse
 import copy
+import faulthandler
 import json
 import statistics
 import sys
@@ -150,6 +151,9 @@ def main(argv=None):
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--draws", type=int, default=len(lint.DRAW_SEEDS))
     ap.add_argument("--stop-ms", type=float, default=30.0)
+    ap.add_argument("--dump-after-s", type=float, default=0.0,
+                    help="print every thread's Python stack to stderr when one problem has "
+                         "taken this long (0: never): where a slow or hung problem is")
     lint.add_tolerance_flags(ap, required=False)  # check's, not time's
     ap.add_argument("paths", nargs="+")
     args = ap.parse_args(argv)
@@ -159,10 +163,14 @@ def main(argv=None):
     torch.backends.cudnn.allow_tf32 = False
     seeds = tuple(11 * (i + 1) for i in range(max(1, args.draws)))
     for path in args.paths:
+        if args.dump_after_s > 0:
+            sys.stderr.write("kforge_runner.synth: %s\n" % path)
+            faulthandler.dump_traceback_later(args.dump_after_s)
         if args.mode == "check":
             result = check(path, args.device, seeds, args.atol, args.rtol)
         else:
             result = time_sets(path, args.device, args.stop_ms)
+        faulthandler.cancel_dump_traceback_later()
         sys.stdout.write(json.dumps(result) + "\n")
         sys.stdout.flush()
     return 0

@@ -102,6 +102,9 @@ class PythonChecker : public Checker {
     SpawnOptions so;
     so.argv = {opt_.python, "-m", "kforge_runner.synth", args[0], "--device", opt_.device};
     so.argv.insert(so.argv.end(), args.begin() + 1, args.end());
+    // A problem near its time limit prints where it is to stderr (the synth log) first.
+    so.argv.push_back("--dump-after-s");
+    so.argv.push_back(std::to_string(std::max(1, opt_.problem_timeout_s * 3 / 4)));
     for (const auto& f : files) so.argv.push_back(std::filesystem::absolute(f).string());
     so.env_set = {"PYTHONPATH=" + opt_.runner_dir.string(), "PYTHONDONTWRITEBYTECODE=1"};
     so.stdout_path = out_path;
