@@ -23,7 +23,7 @@ struct SynthFlags {
   std::string out, against, calibration, calibrate, backend, python;
   double max_mib = 512, stop_ms = 30;
   int draws = 3;
-  int problem_timeout_s = 60;
+  int problem_timeout_s = 0;  // 0: 60 s a problem's checks, 600 s a calibration probe's times
   bool no_validate = false, force = false, list_ops = false, resume = false;
 };
 
@@ -54,13 +54,14 @@ bool ClearOutputs(const fs::path& dir) {
   return !fs::exists(dir, ec) || fs::is_empty(dir, ec);
 }
 
-std::unique_ptr<synth::Checker> MakeChecker(const SynthFlags& f, const std::string& backend) {
+std::unique_ptr<synth::Checker> MakeChecker(const SynthFlags& f, const std::string& backend,
+                                            int default_problem_timeout_s) {
   synth::PythonCheckerOptions p;
   p.python = f.python.empty() ? eval::DefaultPython() : f.python;
   p.runner_dir = eval::FindRunnerDir();
   p.device = backend;
   p.draws = f.draws;
-  p.problem_timeout_s = f.problem_timeout_s;
+  p.problem_timeout_s = f.problem_timeout_s > 0 ? f.problem_timeout_s : default_problem_timeout_s;
   return synth::MakePythonChecker(p);
 }
 
@@ -82,7 +83,7 @@ bool WriteCalibration(const fs::path& file, const synth::Calibration& cal) {
 }
 
 int RunCalibrate(const SynthFlags& f, const std::string& backend) {
-  auto checker = MakeChecker(f, backend);
+  auto checker = MakeChecker(f, backend, 600);  // a probe times many sizes
   synth::CalibrateOptions c;
   c.ops = f.opt.ops;
   c.dtypes = f.opt.dtypes.empty() ? DefaultDtypes(backend) : f.opt.dtypes;
@@ -205,13 +206,13 @@ int RunSynth(SynthFlags f) {
     std::cerr << "kforge synth: " << f.out << " holds files synth did not write; not touching it\n";
     return kExitUsage;
   }
-  auto checker = f.opt.validate ? MakeChecker(f, backend) : nullptr;
+  auto checker = f.opt.validate ? MakeChecker(f, backend, 60) : nullptr;
   synth::SynthOptions opt = f.opt;
   const auto t0 = std::chrono::steady_clock::now();
   opt.progress = [&](int level, int kept, int drawn) {  // a long run's log shows where it is
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::cerr << "kforge synth: level" << level << ": " << kept << " of " << opt.count
-              << " kept, " << drawn << " drawn (" << static_cast<int>(s) << " s)" << std::endl;
+    std::cerr << "kforge synth: level" << level << ": " << kept << " of " << opt.count << " kept, "
+              << drawn << " drawn (" << static_cast<int>(s) << " s)" << std::endl;
   };
   auto report = synth::Synthesize(opt, *cal, against.get(), checker.get());
   if (!report.ok()) {
@@ -272,8 +273,9 @@ Command SynthCommand() {
         app->add_option("--python", f->python, "Python interpreter with PyTorch");
         app->add_option("--draws", f->draws, "the linter's input draws")->check(CLI::Range(1, 20));
         app->add_option("--problem-timeout-s", f->problem_timeout_s,
-                        "drop a problem whose checks (or, calibrating, a probe whose timing) "
-                        "take longer than this, as check_timeout")
+                        "drop a problem whose checks take longer than this, as check_timeout "
+                        "(default 60; calibrating, a probe whose times take longer is skipped, "
+                        "default 600)")
             ->check(CLI::PositiveNumber);
         app->add_option("--max-attempts", o.max_attempts, "candidates per level (0: 20 x count)");
         app->add_option("--batch", o.batch,

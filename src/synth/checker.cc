@@ -78,10 +78,12 @@ class PythonChecker : public Checker {
           std::to_string(part->empty() ? opt_.start_allowance_s + opt_.problem_timeout_s
                                        : opt_.problem_timeout_s) +
           " s (a reference that slow, or one that hangs, is no problem to train on)";
-      lines.push_back({{"problem", std::filesystem::absolute(files[lines.size()]).string()},
-                       {"ok", false},
-                       {"findings", json::array({{{"code", "check_timeout"}, {"message", message}}})},
-                       {"ms", json::array()}});
+      json finding = {{"code", "check_timeout"}, {"message", message}};
+      json line = {{"problem", std::filesystem::absolute(files[lines.size()]).string()},
+                   {"ok", false},
+                   {"findings", json::array({finding})},
+                   {"ms", json::array()}};
+      lines.push_back(std::move(line));
     }
     if (lines.size() != files.size()) {
       return Status::Unavailable("the reference runner answered " + std::to_string(lines.size()) +
