@@ -233,9 +233,9 @@ def parse_args(argv):
     ap.add_argument("--dtypes", help="synth --dtypes (default: synth's for the backend)")
     ap.add_argument("--ops", help="synth --ops")
     ap.add_argument("--max-mib", type=float, help="synth --max-mib")
-    ap.add_argument("--synth-problem-timeout-s", type=int, default=30,
+    ap.add_argument("--synth-problem-timeout-s", type=int, default=60,
                     help="synth --problem-timeout-s: a problem whose checks take longer is "
-                    "dropped (default 30; the loop's whole time is bounded by --deadline-s)")
+                    "dropped (default 60; the loop's whole time is bounded by --deadline-s)")
     ap.add_argument("--reuse-problems", action="store_true",
                     help="use OUT/problems when it holds a synth run")
     ap.add_argument("--python", help="the runner's interpreter (synth, serve, data)")
