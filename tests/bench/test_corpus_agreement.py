@@ -106,10 +106,15 @@ class CompareTest(unittest.TestCase):
             "inputs before the swap")]))
         self.sample(s, "their_oom", dict(INCORRECT, environment_failure="out_of_memory"),
                     verdict("ok"))
+        # Their build failed; it builds here and is wrong: no check of theirs passed it.
+        self.sample(s, "builds_here_wrong", {"compiled": False, "correct": False,
+                                             "compilation_error": "nvcc: error 2"}, verdict(
+            "incorrect", [mismatch(1e-2)], [trial("seed 1", False, 1.3)]))
         text, rows = self.compare()
         want = {"agrees": "", "tf32": "policy", "fallback": "harness", "wrong_own": "harness",
                 "wrong_signed": "kforge", "tolerance": "version", "old_api": "environment",
-                "accepted": "kforge", "ctypes": "policy", "replay": "harness"}
+                "accepted": "kforge", "ctypes": "policy", "replay": "harness",
+                "builds_here_wrong": "environment"}
         self.assertEqual({p: r["class"] for p, r in rows.items()}, want)
         self.assertNotIn("their_oom", rows)  # their machine's failure: left out, counted
         self.assertIn("'their machine': 1", text)
@@ -119,8 +124,12 @@ class CompareTest(unittest.TestCase):
         self.assertIn("not declared in this scope", rows["fallback"]["evidence"])
         self.assertIn("stage static", rows["tf32"]["evidence"])
         self.assertIn("Output mismatch", rows["accepted"]["evidence"])
-        # 1 agrees of 10; H13 and ctypes are set aside: 1 of 8. Two kforge rows are reported.
-        self.assertIn("| kb-fork-runs | 10 | 1 | 10.0 | 12.5 | 3 | 2 | 1 | 1 | 2 |", text)
+        evidence = rows["builds_here_wrong"]["evidence"]
+        self.assertIn("the source's build failed", evidence)
+        self.assertIn("here it runs and is incorrect", evidence)
+        self.assertNotIn("check passed it", evidence)
+        # 1 agrees of 11; H13 and ctypes are set aside: 1 of 9. Two kforge rows are reported.
+        self.assertIn("| kb-fork-runs | 11 | 1 | 9.1 | 11.1 | 3 | 2 | 1 | 2 | 2 |", text)
         self.assertIn("kforge errors or unexplained: **2**", text)
         self.assertIn("| kforge | wrong only on kforge's trials | kb-fork-runs | level1/"
                       "wrong_signed |", text)
