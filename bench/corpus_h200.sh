@@ -15,7 +15,9 @@
 #     STATE   a carried folder with state.tgz from an earlier call (or an older call's
 #             state-POLICY.tgz, one per policy), or empty
 #     SOURCE  cuda-l1 kb-leaderboard kb-fork-runs metr (default: all four)
-# Environment: KFORGE (default .devbin/kforge), CORPUS (.corpus), LIMIT (seconds the bench may
+# Environment: KFORGE (default .devbin/kforge; for a run over several sessions a judge pinned by
+# scripts/pin-judge.sh inside STATE, e.g. STATE/judge/kforge: its verdicts' keys stay the same
+# while main's runner changes, and machine.txt names its commit), CORPUS (.corpus), LIMIT (seconds the bench may
 # take new samples, default 480), PER_SOURCE (N: the first N distinct kernels of each source in
 # a fixed hash order, then N + STEP, ... while time is left; default all at once), STEP
 # (default N), SKIP (K: leave out each source's first K kernels, e.g. those an earlier store
@@ -43,7 +45,9 @@ mkdir -p "$cache" "$out"
 for policy in "${policies[@]}"; do mkdir -p "/tmp/kforge-corpus-run-$policy"; done
 export KFORGE_PYTHON=${KFORGE_PYTHON:-python3}
 { nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader; nproc; date -u
-  git -C "$root" rev-parse --short HEAD 2>/dev/null; } > "$out/machine.txt" 2>&1
+  git -C "$root" rev-parse --short HEAD 2>/dev/null
+  [ -f "$(dirname "$kforge")/COMMIT" ] && echo "judge pinned at $(cat "$(dirname "$kforge")/COMMIT")"
+  } > "$out/machine.txt" 2>&1
 # The store of an earlier call: one for every policy, or (older calls) one a policy. Verdicts
 # are keyed by every verdict-shaping option, the policy among them, so one store holds both.
 if [ -f "$state/state.tgz" ]; then
@@ -71,11 +75,13 @@ while :; do
   last_kernels=$kernels
   problems=()
   for d in "$merged"/problems/*; do problems+=(--problems "$d"); done
-  # Each policy gets an equal share of what is left; a later one reuses the earlier's builds.
+  # The first policy pays for the builds, a later one reuses them and pays only for the GPU (15 s
+  # against 163 s for 48 kernels on an H100, 2026-12-07): each later policy keeps 15% of what is
+  # left, the first takes the rest (equal shares cut the first while the second waited idle).
   for i in "${!policies[@]}"; do
     policy=${policies[$i]}
     run=/tmp/kforge-corpus-run-$policy
-    share=$(( (limit - (SECONDS - start)) / (${#policies[@]} - i) ))
+    share=$(( (limit - (SECONDS - start)) * (100 - 15 * (${#policies[@]} - 1 - i)) / 100 ))
     [ $share -ge 30 ] || break
     # KernelBench's acceptance: its policy, and the 1e-2 tolerances its harness used.
     # A bench past its --time-limit-s still finishes the samples it started (level-3 builds
