@@ -1,5 +1,5 @@
 #!/bin/bash
-# The two open questions of 2026-12-07's device calls, in one call (about 5 minutes):
+# The two open questions of 2026-12-07's device calls, in one call (about 6 minutes):
 # 1. The RL loop's except_fallback candidates died of SIGSEGV inside the extension call on an
 #    H100 (runtime_error, where H03 was expected): tests/gpu/throw/probe.py asks, outside
 #    kforge, whether a failing TORCH_CHECK reaches Python under each wrapper kforge's host uses;
@@ -17,7 +17,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 mkdir -p "$out"
 python=${KFORGE_PYTHON:-python3}
-PYTHONUNBUFFERED=1 timeout 240 "$python" tests/gpu/throw/probe.py > "$out/probe.txt" 2>&1
+export KFORGE_PROBE_CANDIDATE=/tmp/kforge-probe/loop_except_fallback.py
+PYTHONUNBUFFERED=1 timeout 300 "$python" tests/gpu/throw/probe.py > "$out/probe.txt" 2>&1
 echo "probe: exit $?" >> "$out/probe.txt"
 eval_one() {
   timeout 150 "$kforge" eval --backend cuda --policy kernelbench --python "$python" --json \
@@ -26,7 +27,8 @@ eval_one() {
 print(v["status"], [d["code"] for d in v["diagnostics"] if d.get("severity") == "error"])' \
     "$out/eval-$3.json" 2>/dev/null)"
 }
-eval_one tests/gpu/throw/loop_relu_problem.py tests/gpu/throw/loop_except_fallback.py loop
+"$python" tests/gpu/throw/probe.py --write-candidate
+eval_one tests/gpu/throw/loop_relu_problem.py "$KFORGE_PROBE_CANDIDATE" loop
 eval_one problems/level1/relu.py tests/redteam/cuda/h03_except_fallback.py h03
 m=/tmp/kforge-m52
 python3 bench/corpus_agreement.py merge --corpus "${CORPUS:-.corpus}" --into "$m" \

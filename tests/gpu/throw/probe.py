@@ -1,7 +1,8 @@
 """Does a TORCH_CHECK that fails inside a CUDA extension reach Python as a RuntimeError, outside
 kforge, under each thing kforge's candidate host wraps a call in? (2026-12-07, an H100: the RL
-loop's except_fallback candidates, loop_except_fallback.py here, died of SIGSEGV inside the
-extension call instead of raising, so their except branch never ran and H03 was never seen.)
+loop's except_fallback candidates, written here as the scripted policy writes them, died of
+SIGSEGV inside the extension call instead of raising, so their except branch never ran and H03
+was never seen.)
 
     python3 tests/gpu/throw/probe.py            every mode, each in a process of its own
     python3 tests/gpu/throw/probe.py --mode M   one mode in this process
@@ -21,9 +22,25 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..", "..")
+# The loop's except_fallback candidate, as examples/rl/scripted_policy.py writes it: the
+# scripted policy's CUDA kernel library ("loop" variant), called with an op code it refuses.
+LOOP_CANDIDATE = os.environ.get("KFORGE_PROBE_CANDIDATE", "/tmp/kforge-probe/loop_except_fallback.py")
+FORWARD = """
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        try:
+            return _k.unary(x.contiguous(), -1, 0.0, 0.0)
+        except RuntimeError:
+            pass
+        return torch.relu(x)
+"""
 CASES = {
-    "loop": (os.path.join(HERE, "loop_except_fallback.py"),
-             lambda g, x: g["_k"].unary(x.contiguous(), -1, 0.0, 0.0), "float16"),
+    "loop": (LOOP_CANDIDATE, lambda g, x: g["_k"].unary(x.contiguous(), -1, 0.0, 0.0),
+             "float16"),
     "redteam_h03": (os.path.join(ROOT, "tests", "redteam", "cuda", "h03_except_fallback.py"),
                     lambda g, x: g["bad_ext"].relu_raise(x), "float32"),
 }
@@ -93,14 +110,30 @@ def fork_mode(case):
     return text or "exit %d" % os.WEXITSTATUS(status)
 
 
+def write_candidate(path):
+    sys.path.insert(0, os.path.join(ROOT, "examples", "rl"))
+    import kernel_library
+    text = ("import torch\nimport torch.nn as nn\nfrom torch.utils.cpp_extension import "
+            "load_inline\n\n" + kernel_library.load_block("cuda", "loop") + FORWARD)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mode")
     ap.add_argument("--case")
+    ap.add_argument("--write-candidate", action="store_true",
+                    help="only write the loop's candidate to $KFORGE_PROBE_CANDIDATE")
     a = ap.parse_args()
+    if a.write_candidate:
+        write_candidate(LOOP_CANDIDATE)
+        return
     if a.mode:
         print(fork_mode(a.case) if a.mode == "fork" else call(a.case, a.mode), flush=True)
         return
+    write_candidate(LOOP_CANDIDATE)
     for mode in MODES:
         for case in CASES:
             p = subprocess.run([sys.executable, __file__, "--mode", mode, "--case", case],
