@@ -10,7 +10,7 @@
 #    compute-sanitizer's memcheck (bench/sanitize_sample.py).
 #
 #   bench/probe_h200.sh OUT KFORGE      (carry .devnet and .corpus)
-# Writes OUT/probe.txt, OUT/eval-loop.json, OUT/eval-h03.json, OUT/m52-memcheck.txt.
+# Writes OUT/probe.txt, OUT/eval-{loop,loop-kineto,h03}.json, OUT/m52-memcheck.txt.
 set -uo pipefail
 out=$(readlink -f "$1"); kforge=$(readlink -f "$2")
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,6 +29,8 @@ print(v["status"], [d["code"] for d in v["diagnostics"] if d.get("severity") == 
 }
 "$python" tests/gpu/throw/probe.py --write-candidate
 eval_one tests/gpu/throw/loop_relu_problem.py "$KFORGE_PROBE_CANDIDATE" loop
+# The same under the other profiler the host knows (guard.PROFILER): does the legacy one matter?
+KFORGE_PROFILER=kineto eval_one tests/gpu/throw/loop_relu_problem.py "$KFORGE_PROBE_CANDIDATE" loop-kineto
 eval_one problems/level1/relu.py tests/redteam/cuda/h03_except_fallback.py h03
 m=/tmp/kforge-m52
 python3 bench/corpus_agreement.py merge --corpus "${CORPUS:-.corpus}" --into "$m" \
