@@ -97,9 +97,12 @@ def fork_mode(case):
     import torch.utils.hipify.hipify_python  # noqa: F401
     r, w = os.pipe()
     pid = os.fork()
-    if pid == 0:
+    if pid == 0:  # the child never returns into the parent's code
         os.close(r)
-        out = call(case, "both")
+        try:
+            out = call(case, "both")
+        except BaseException as e:  # what stopped it, as the parent's answer
+            out = "exit: %s: %s" % (type(e).__name__, str(e).splitlines()[-1:])
         os.write(w, out.encode())
         os._exit(0)
     os.close(w)
@@ -141,8 +144,9 @@ def main():
             if p.returncode < 0:
                 result = "killed by signal %d" % -p.returncode
             else:
+                last = (p.stderr.strip().splitlines() or [""])[-1][:300]
                 result = (p.stdout.strip().splitlines() or ["exit %d: %s" % (
-                    p.returncode, p.stderr.strip()[-300:])])[-1]
+                    p.returncode, last)])[-1]
             print("%-8s %-12s %s" % (mode, case, result), flush=True)
 
 
