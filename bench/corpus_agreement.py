@@ -16,7 +16,7 @@
       starts after the first K (a window of kernels not judged yet).
   bench/corpus_agreement.py compare --bench OUT [--bench OUT ...] [--corpus .corpus] [--out F]
                                     [--map DIR/map.jsonl] [--other-policy-bench OUT ...]
-                                    [--rulings FILE]
+                                    [--rulings FILE] [--judge TEXT]
       A `kforge bench` run's verdicts.jsonl per source (OUT/<source>/verdicts.jsonl), or with
       --map one merged run's OUT/verdicts.jsonl, against the recorded verdicts: agreement
       overall, per source and level, the confusion table, and every disagreement in one of
@@ -27,7 +27,8 @@
       aside, and the trusted sources (TRUSTED: KernelBench's own harness) are read against
       issue 28's 97%. --other-policy-bench gives the same kernels under the other policy: a
       strict-only rule is a policy difference only where kernelbench does not say cheat too.
-      --rulings replaces the automatic class of reviewed rows (their evidence kept). A kernel
+      --rulings replaces the automatic class of reviewed rows (their evidence kept); --judge
+      names the kforge that gave the verdicts (its commit) in the report. A kernel
       that its source recorded several times (CUDA-L1 lists one file for up to five GPUs)
       counts once per record, as in CORPORA.md's totals.
 
@@ -458,8 +459,10 @@ def compare(args):
 
 def report(args, rows, left_out, policies):
     agree = sum(r["agrees"] for r in rows)
-    out = ["# kforge vs recorded verdicts", "",
-           "Policy: %s. %d of %d samples agree (%.1f%%); left out: %s" % (
+    out = ["# kforge vs recorded verdicts", ""]
+    if getattr(args, "judge", ""):  # which kforge gave the verdicts (a pinned judge: scripts/pin-judge.sh)
+        out += ["Judge: %s" % args.judge, ""]
+    out += ["Policy: %s. %d of %d samples agree (%.1f%%); left out: %s" % (
                ", ".join("%s (%d)" % kv for kv in sorted(policies.items())) or "none",
                agree, len(rows), pct(agree, len(rows)), dict(left_out)), "",
            "## Per source", "",
@@ -540,6 +543,8 @@ def main():
                         "named policy difference")
     c.add_argument("--rulings", help="reviewed rulings, JSON lines {source, path, class, "
                                      "evidence}: they replace the automatic class")
+    c.add_argument("--judge", default="",
+                   help="the kforge that gave the verdicts (its commit), named in the report")
     m = sub.add_parser("merge")
     m.add_argument("--into", required=True)
     m.add_argument("--per-source", type=int)

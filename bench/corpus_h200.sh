@@ -116,8 +116,10 @@ for policy in "${policies[@]}"; do
   done
   rulings=$root/docs/gpu-runs/corpus-rulings.jsonl
   [ -f "$rulings" ] && benches+=(--rulings "$rulings")
+  judge="kforge at $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?') (the checkout)"
+  [ -f "$(dirname "$kforge")/COMMIT" ] && judge="pinned at $(cat "$(dirname "$kforge")/COMMIT")"
   python3 "$root/bench/corpus_agreement.py" compare --corpus "$corpus" "${benches[@]}" \
-    --map "$merged/map.jsonl" --out "$run/agreement" > /dev/null &&
+    --map "$merged/map.jsonl" --judge "$judge" --out "$run/agreement" > /dev/null &&
     cp "$run/agreement.md" "$out/agreement-$policy.md" && head -16 "$out/agreement-$policy.md"
   tar -czf "$out/corpus-run-$policy.tgz" -C "$run" .
 done

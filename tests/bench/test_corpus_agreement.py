@@ -196,6 +196,13 @@ class CompareTest(unittest.TestCase):
         err, _ = self.compare("--rulings", rulings, expect_rc=1)
         self.assertIn("a ruling needs a class", err)
 
+    def test_the_report_names_the_judge_that_gave_the_verdicts(self):
+        self.sample("kb-fork-runs", "agrees", CORRECT, verdict("ok"))
+        text, _ = self.compare("--judge", "pinned at cca2e7e 2026-12-07")
+        self.assertIn("Judge: pinned at cca2e7e 2026-12-07", text.split("## Per source")[0])
+        text, _ = self.compare()
+        self.assertNotIn("Judge:", text)
+
 
 if __name__ == "__main__":
     unittest.main()
