@@ -460,7 +460,7 @@ def compare(args):
 def report(args, rows, left_out, policies):
     agree = sum(r["agrees"] for r in rows)
     out = ["# kforge vs recorded verdicts", ""]
-    if getattr(args, "judge", ""):  # which kforge gave the verdicts (a pinned judge: scripts/pin-judge.sh)
+    if args.judge:  # which kforge gave the verdicts (a pinned judge: scripts/pin-judge.sh)
         out += ["Judge: %s" % args.judge, ""]
     out += ["Policy: %s. %d of %d samples agree (%.1f%%); left out: %s" % (
                ", ".join("%s (%d)" % kv for kv in sorted(policies.items())) or "none",

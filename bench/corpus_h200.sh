@@ -44,10 +44,12 @@ merged=/tmp/kforge-corpus-merged
 mkdir -p "$cache" "$out"
 for policy in "${policies[@]}"; do mkdir -p "/tmp/kforge-corpus-run-$policy"; done
 export KFORGE_PYTHON=${KFORGE_PYTHON:-python3}
+# Which kforge gives the verdicts: a judge pinned by scripts/pin-judge.sh names its commit.
+judge="kforge at $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?') (the checkout)"
+[ -f "$(dirname "$kforge")/COMMIT" ] && judge="pinned at $(cat "$(dirname "$kforge")/COMMIT")"
 { nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader; nproc; date -u
   git -C "$root" rev-parse --short HEAD 2>/dev/null
-  [ -f "$(dirname "$kforge")/COMMIT" ] && echo "judge pinned at $(cat "$(dirname "$kforge")/COMMIT")"
-  } > "$out/machine.txt" 2>&1
+  echo "judge: $judge"; } > "$out/machine.txt" 2>&1
 # The store of an earlier call: one for every policy, or (older calls) one a policy. Verdicts
 # are keyed by every verdict-shaping option, the policy among them, so one store holds both.
 if [ -f "$state/state.tgz" ]; then
@@ -116,8 +118,6 @@ for policy in "${policies[@]}"; do
   done
   rulings=$root/docs/gpu-runs/corpus-rulings.jsonl
   [ -f "$rulings" ] && benches+=(--rulings "$rulings")
-  judge="kforge at $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?') (the checkout)"
-  [ -f "$(dirname "$kforge")/COMMIT" ] && judge="pinned at $(cat "$(dirname "$kforge")/COMMIT")"
   python3 "$root/bench/corpus_agreement.py" compare --corpus "$corpus" "${benches[@]}" \
     --map "$merged/map.jsonl" --judge "$judge" --out "$run/agreement" > /dev/null &&
     cp "$run/agreement.md" "$out/agreement-$policy.md" && head -16 "$out/agreement-$policy.md"

@@ -17,6 +17,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 mkdir -p "$out"
 python=${KFORGE_PYTHON:-python3}
+# The probe writes the loop's candidate first; the evals below use it.
 export KFORGE_PROBE_CANDIDATE=/tmp/kforge-probe/loop_except_fallback.py
 PYTHONUNBUFFERED=1 timeout 300 "$python" tests/gpu/throw/probe.py > "$out/probe.txt" 2>&1
 echo "probe: exit $?" >> "$out/probe.txt"
@@ -27,7 +28,6 @@ eval_one() {
 print(v["status"], [d["code"] for d in v["diagnostics"] if d.get("severity") == "error"])' \
     "$out/eval-$3.json" 2>/dev/null)"
 }
-"$python" tests/gpu/throw/probe.py --write-candidate
 eval_one tests/gpu/throw/loop_relu_problem.py "$KFORGE_PROBE_CANDIDATE" loop
 # The same under the other profiler the host knows (guard.PROFILER): does the legacy one matter?
 KFORGE_PROFILER=kineto eval_one tests/gpu/throw/loop_relu_problem.py "$KFORGE_PROBE_CANDIDATE" loop-kineto

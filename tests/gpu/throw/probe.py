@@ -127,12 +127,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mode")
     ap.add_argument("--case")
-    ap.add_argument("--write-candidate", action="store_true",
-                    help="only write the loop's candidate to $KFORGE_PROBE_CANDIDATE")
     a = ap.parse_args()
-    if a.write_candidate:
-        write_candidate(LOOP_CANDIDATE)
-        return
     if a.mode:
         print(fork_mode(a.case) if a.mode == "fork" else call(a.case, a.mode), flush=True)
         return
