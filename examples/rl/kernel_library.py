@@ -74,10 +74,13 @@ DEVFN float apply_chain(const Chain& c, float v) {
 }
 """
 
+# Every check's message is one string literal: on PyTorch 2.11+cu130 with nvcc 13 (an H100,
+# 2026-12-07) a failing TORCH_CHECK whose message streamed a value killed the process from
+# nvcc-compiled host code, where a literal raised (tests/rl/test_kernel_library.py).
 _CHECKS = r"""
-static void check_input(const torch::Tensor& x, const char* what) {
-    TORCH_CHECK(x.is_contiguous(), what, ": inputs must be contiguous");
-    TORCH_CHECK(x.device().type() == DEVICE_TYPE, what, ": wrong device");
+static void check_input(const torch::Tensor& x) {
+    TORCH_CHECK(x.is_contiguous(), "inputs must be contiguous");
+    TORCH_CHECK(x.device().type() == DEVICE_TYPE, "inputs on the wrong device");
 }
 
 """
@@ -121,8 +124,8 @@ static void channel_impl(const scalar_t* p, const scalar_t* q, scalar_t* out, in
 }
 
 torch::Tensor unary(torch::Tensor x, int64_t op, double a, double b) {
-    check_input(x, "unary");
-    TORCH_CHECK(op >= 0 && op < NUM_UNARY, "unary: unknown op ", op);
+    check_input(x);
+    TORCH_CHECK(op >= 0 && op < NUM_UNARY, "unary: unknown op");
     auto y = torch::empty_like(x);
     AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "unary", [&] {
         unary_impl<scalar_t>(x.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), x.numel(), op,
@@ -132,8 +135,8 @@ torch::Tensor unary(torch::Tensor x, int64_t op, double a, double b) {
 }
 
 torch::Tensor binary(torch::Tensor x, torch::Tensor w, int64_t op) {
-    check_input(x, "binary");
-    check_input(w, "binary");
+    check_input(x);
+    check_input(w);
     TORCH_CHECK(x.sizes() == w.sizes() && x.scalar_type() == w.scalar_type(),
                 "binary: operands of one shape and dtype");
     auto y = torch::empty_like(x);
@@ -145,8 +148,8 @@ torch::Tensor binary(torch::Tensor x, torch::Tensor w, int64_t op) {
 }
 
 torch::Tensor channel(torch::Tensor x, torch::Tensor w, int64_t op) {
-    check_input(x, "channel");
-    check_input(w, "channel");
+    check_input(x);
+    check_input(w);
     TORCH_CHECK(x.dim() >= 2 && w.numel() == x.size(1), "channel: one value per channel");
     auto y = torch::empty_like(x);
     const int64_t n = x.numel(), channels = x.size(1);
@@ -169,7 +172,7 @@ static Chain make_chain(const std::vector<int64_t>& ops, const std::vector<doubl
     Chain c;
     c.n = static_cast<int64_t>(ops.size());
     for (size_t k = 0; k < ops.size(); ++k) {
-        TORCH_CHECK(ops[k] >= 0 && ops[k] < NUM_UNARY, "chain: unknown op ", ops[k]);
+        TORCH_CHECK(ops[k] >= 0 && ops[k] < NUM_UNARY, "chain: unknown op");
         c.op[k] = ops[k];
         c.a[k] = static_cast<float>(as[k]);
         c.b[k] = static_cast<float>(bs[k]);
@@ -187,7 +190,7 @@ static void chain_impl(const scalar_t* in, scalar_t* out, int64_t n, const Chain
 
 torch::Tensor chain(torch::Tensor x, std::vector<int64_t> ops, std::vector<double> as,
                     std::vector<double> bs) {
-    check_input(x, "chain");
+    check_input(x);
     const Chain c = make_chain(ops, as, bs);
     auto y = torch::empty_like(x);
     AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "chain", [&] {
@@ -249,8 +252,8 @@ static int blocks_for(int64_t n) {
 }
 
 torch::Tensor unary(torch::Tensor x, int64_t op, double a, double b) {
-    check_input(x, "unary");
-    TORCH_CHECK(op >= 0 && op < NUM_UNARY, "unary: unknown op ", op);
+    check_input(x);
+    TORCH_CHECK(op >= 0 && op < NUM_UNARY, "unary: unknown op");
     auto y = torch::empty_like(x);
     const int64_t n = x.numel();
     if (n == 0) return y;
@@ -264,8 +267,8 @@ torch::Tensor unary(torch::Tensor x, int64_t op, double a, double b) {
 }
 
 torch::Tensor binary(torch::Tensor x, torch::Tensor w, int64_t op) {
-    check_input(x, "binary");
-    check_input(w, "binary");
+    check_input(x);
+    check_input(w);
     TORCH_CHECK(x.sizes() == w.sizes() && x.scalar_type() == w.scalar_type(),
                 "binary: operands of one shape and dtype");
     auto y = torch::empty_like(x);
@@ -281,8 +284,8 @@ torch::Tensor binary(torch::Tensor x, torch::Tensor w, int64_t op) {
 }
 
 torch::Tensor channel(torch::Tensor x, torch::Tensor w, int64_t op) {
-    check_input(x, "channel");
-    check_input(w, "channel");
+    check_input(x);
+    check_input(w);
     TORCH_CHECK(x.dim() >= 2 && w.numel() == x.size(1), "channel: one value per channel");
     auto y = torch::empty_like(x);
     const int64_t n = x.numel(), channels = x.size(1);
@@ -308,7 +311,7 @@ __global__ void chain_kernel(const scalar_t* __restrict__ in, scalar_t* __restri
 
 torch::Tensor chain(torch::Tensor x, std::vector<int64_t> ops, std::vector<double> as,
                     std::vector<double> bs) {
-    check_input(x, "chain");
+    check_input(x);
     const Chain c = make_chain(ops, as, bs);
     auto y = torch::empty_like(x);
     const int64_t n = x.numel();
