@@ -273,20 +273,21 @@ def classify(m, verdict, policy="kernelbench", other=None):
         return "version", "problem version", "forward takes other arguments than the " \
             "problem's get_inputs() gives: written for another version of the problem: " + \
             first[:200]
+    if rec.get("compiled") is False and status in ("ok", "incorrect", "runtime_error"):
+        # Before the output's class and a fault's: a kernel the source never ran has no check
+        # of its that passed it, nor a run without the fault (2026-12-07: kb-fork-runs'
+        # 24_EfficientNetB2 sample 1 was called "wrong where the source's check passed it",
+        # 34_InstanceNorm sample 0 "faults here and did not where the source ran").
+        why = rec.get("compilation_error") or rec.get("other_error") or ""
+        return "environment", "builds here", "the source's build failed; kforge's (PyTorch " \
+            "2.11, nvcc 13) did not" + (": " + why[:160] if why else "") + \
+            ("" if status == "ok" else "; here it runs and is %s: %s" % (status, first[:160]))
     if status == "runtime_error" and any(k in text for k in (
             "illegal memory access", "EXECUTION_FAILED", "unspecified launch failure",
             "misaligned address", "CUDA error")):
         return "kforge", "crash", "the kernel faults here and did not where the source ran " \
             "(an out-of-bounds access one GPU tolerates, or a fault of ours): a ruling needs " \
             "compute-sanitizer's report: " + first[:200]
-    if rec.get("compiled") is False and status in ("ok", "incorrect", "runtime_error"):
-        # Before the output's class: a kernel the source never ran has no check of its that
-        # passed it (an incorrect one here was called "wrong where the source's check passed
-        # it", 2026-12-07: kb-fork-runs' 24_EfficientNetB2 sample 1).
-        why = rec.get("compilation_error") or rec.get("other_error") or ""
-        return "environment", "builds here", "the source's build failed; kforge's (PyTorch " \
-            "2.11, nvcc 13) did not" + (": " + why[:160] if why else "") + \
-            ("" if status == "ok" else "; here it runs and is %s: %s" % (status, first[:160]))
     if status == "incorrect" and any(c in codes for c in ("mismatch", "wrong_output", "nan")):
         return wrong_output(verdict, text)
     if status == "ok":

@@ -110,11 +110,17 @@ class CompareTest(unittest.TestCase):
         self.sample(s, "builds_here_wrong", {"compiled": False, "correct": False,
                                              "compilation_error": "nvcc: error 2"}, verdict(
             "incorrect", [mismatch(1e-2)], [trial("seed 1", False, 1.3)]))
+        # Their build failed; it builds here and faults: the source never ran it, so no run of
+        # theirs went without the fault (2026-12-07: kb-fork-runs' 34_InstanceNorm sample 0).
+        self.sample(s, "builds_here_faults", {"compiled": False, "correct": False}, verdict(
+            "runtime_error", [error("cuda_error", "correctness trial 1 raised AcceleratorError: "
+                                    "CUDA error: an illegal memory access was encountered",
+                                    "correctness")]))
         text, rows = self.compare()
         want = {"agrees": "", "tf32": "policy", "fallback": "harness", "wrong_own": "harness",
                 "wrong_signed": "kforge", "tolerance": "version", "old_api": "environment",
                 "accepted": "kforge", "ctypes": "policy", "replay": "harness",
-                "builds_here_wrong": "environment"}
+                "builds_here_wrong": "environment", "builds_here_faults": "environment"}
         self.assertEqual({p: r["class"] for p, r in rows.items()}, want)
         self.assertNotIn("their_oom", rows)  # their machine's failure: left out, counted
         self.assertIn("'their machine': 1", text)
@@ -128,8 +134,10 @@ class CompareTest(unittest.TestCase):
         self.assertIn("the source's build failed", evidence)
         self.assertIn("here it runs and is incorrect", evidence)
         self.assertNotIn("check passed it", evidence)
-        # 1 agrees of 11; H13 and ctypes are set aside: 1 of 9. Two kforge rows are reported.
-        self.assertIn("| kb-fork-runs | 11 | 1 | 9.1 | 11.1 | 3 | 2 | 1 | 2 | 2 |", text)
+        self.assertIn("here it runs and is runtime_error: cuda_error: correctness trial 1 raised",
+                      rows["builds_here_faults"]["evidence"])
+        # 1 agrees of 12; H13 and ctypes are set aside: 1 of 10. Two kforge rows are reported.
+        self.assertIn("| kb-fork-runs | 12 | 1 | 8.3 | 10.0 | 3 | 2 | 1 | 3 | 2 |", text)
         self.assertIn("kforge errors or unexplained: **2**", text)
         self.assertIn("| kforge | wrong only on kforge's trials | kb-fork-runs | level1/"
                       "wrong_signed |", text)
