@@ -6,6 +6,7 @@ was never seen.)
 
     python3 tests/gpu/throw/probe.py            every mode, each in a process of its own
     python3 tests/gpu/throw/probe.py --mode M   one mode in this process
+    python3 tests/gpu/throw/probe.py --write-only PATH   the loop's candidate, written to PATH
 
 Modes: plain (the call in try/except), settrace (sys.settrace on, as candidate._traced),
 legacy (torch.autograd.profiler_legacy, as guard.profile), kineto (torch.profiler), both
@@ -127,7 +128,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mode")
     ap.add_argument("--case")
+    ap.add_argument("--write-only", metavar="PATH",
+                    help="write the loop's candidate to PATH and stop (bench/probe_h200.sh)")
     a = ap.parse_args()
+    if a.write_only:
+        write_candidate(a.write_only)
+        return
     if a.mode:
         print(fork_mode(a.case) if a.mode == "fork" else call(a.case, a.mode), flush=True)
         return
