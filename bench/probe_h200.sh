@@ -4,7 +4,7 @@
 # code; a literal message raised), in one call of about 3 minutes:
 # 1. tests/gpu/throw/messages.py: which other forms do the same (a std::string message,
 #    c10::str alone, std::runtime_error, the same code built by g++).
-# 2. kforge eval of tests/gpu/throw/streamed_check.py (a ReLU whose 1-D check fails on the
+# 2. kforge eval of examples/cuda/broken/failing_check.py (a ReLU whose 1-D check fails on the
 #    problem's 2-D inputs, streaming the dimension): runtime_error, code crash, and a hint
 #    naming that check (src/execute/replies.cc, StreamedCheck).
 # 3. kforge eval of the RL loop's except_fallback candidate as the library writes it now
@@ -27,7 +27,7 @@ eval_one() {
 print(v["status"], [(d["code"], d.get("hint", "")[-160:]) for d in v["diagnostics"]
                     if d.get("severity") == "error"])' "$out/eval-$3.json" 2>/dev/null)"
 }
-eval_one problems/level1/relu.py tests/gpu/throw/streamed_check.py streamed
+eval_one problems/level1/relu.py examples/cuda/broken/failing_check.py streamed
 candidate=/tmp/kforge-probe/loop_except_fallback.py
 "$python" tests/gpu/throw/probe.py --write-only "$candidate"
 eval_one tests/gpu/throw/loop_relu_problem.py "$candidate" loop

@@ -200,7 +200,7 @@ def one_lane(args):
             results.append({"example": name, "expect": expect, "wall_s": wall / len(items),
                             "verdict": v})
             try:
-                check(v, expect, rule)
+                check(v, expect, rule, says_of(path))
                 passed += 1
                 codes = ",".join(sorted({d["code"] for d in v["diagnostics"] if d["severity"] == "error"}))
                 print("PASS %-40s %-14s %s" % (name, v["status"], codes), flush=True)
@@ -217,7 +217,18 @@ def stage(v, name):
     return None
 
 
-def check(v, expect, rule=None):
+SAYS = re.compile(r"^# kforge-says: *(\S[^\n]*?) *$", re.M)
+
+
+def says_of(path):
+    """An example's `# kforge-says: A | B` header: one of these texts must be in an error's
+    message or hint (alternatives where toolchains differ in how the failure shows)."""
+    with open(path) as f:
+        m = SAYS.search(f.read(2000))
+    return [t.strip() for t in m.group(1).split(" | ")] if m else []
+
+
+def check(v, expect, rule=None, says=()):
     """The facts each status must carry; raises AssertionError naming what is missing."""
     assert v["schema"] == 1, v["schema"]
     assert v["status"] == expect, "status %s, expected %s; diagnostics: %s" % (
@@ -248,6 +259,9 @@ def check(v, expect, rule=None):
     elif expect == "runtime_error":
         assert errors and errors[0]["message"], errors
         assert v["reward"] == -1.0
+    if says:
+        told = " ".join(d["message"] + " " + (d.get("hint") or "") for d in errors)
+        assert any(t in told for t in says), "none of %s in %s" % (says, told[:1500])
     elif expect == "timeout":
         assert any(d["code"] == "timeout" for d in errors), errors
         assert v["reward"] == -1.0
@@ -350,7 +364,7 @@ def main():
                 raise done
             v, wall = done if done is not None else run(args, problem, path)
             results.append({"example": name, "expect": expect, "wall_s": wall, "verdict": v})
-            check(v, expect, rule)
+            check(v, expect, rule, says_of(path))
             if expect == "ok" and honest is None:
                 honest = (path, problem)
             passed += 1

@@ -1,8 +1,10 @@
 # kforge-problem: level1/relu.py
-# An honest-looking CUDA ReLU whose shape check fails on the problem's 2-D inputs (it wants
-# 1-D) and streams the dimension into its message. On the device's PyTorch 2.11 with nvcc 13
-# that failing check kills the process (2026-12-07), so the verdict is runtime_error with
-# code crash; its hint must name this check (src/execute/replies.cc, StreamedCheck).
+# kforge-expect: runtime_error
+# kforge-says: relu_1d: expected a 1-D tensor | TORCH_CHECK(x.dim() == 1, "relu_1d: expected a 1-D tensor, got ", x.dim(), " dimensions")
+# Broken CUDA candidate: its shape check fails on the problem's 2-D inputs (it wants 1-D) and
+# streams the dimension into its message. Where the failing check raises, the verdict's message
+# holds the check's text; on PyTorch 2.11 with nvcc 13 the same check kills the process
+# (2026-12-07, an H100), and the crash's hint names the check (src/execute/replies.cc).
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
