@@ -30,7 +30,8 @@ import time
 # "rule" may list several ids: the trick belongs to the first family, and a rule of another
 # listed family that catches it first is also a right answer.
 HEADER = re.compile(
-    r"^# kforge-(problem|expect|rule|expect-kernelbench|rule-kernelbench): *(\S[^\n]*?) *$", re.M)
+    r"^# kforge-(problem|expect|rule|expect-kernelbench|rule-kernelbench|says): *(\S[^\n]*?) *$",
+    re.M)
 POLICY = "strict"  # set from --policy in main()
 
 
@@ -217,15 +218,12 @@ def stage(v, name):
     return None
 
 
-SAYS = re.compile(r"^# kforge-says: *(\S[^\n]*?) *$", re.M)
-
-
 def says_of(path):
     """An example's `# kforge-says: A | B` header: one of these texts must be in an error's
     message or hint (alternatives where toolchains differ in how the failure shows)."""
     with open(path) as f:
-        m = SAYS.search(f.read(2000))
-    return [t.strip() for t in m.group(1).split(" | ")] if m else []
+        says = dict(HEADER.findall(f.read(2000))).get("says")
+    return [t.strip() for t in says.split(" | ")] if says else []
 
 
 def check(v, expect, rule=None, says=()):
