@@ -6,7 +6,7 @@
 #    c10::str alone, std::runtime_error, the same code built by g++).
 # 2. kforge eval of examples/cuda/broken/failing_check.py (a ReLU whose 1-D check fails on the
 #    problem's 2-D inputs, streaming the dimension): runtime_error, code crash, and a hint
-#    naming that check (src/execute/replies.cc, StreamedCheck).
+#    naming that check (src/eval/crash_hint.cc, HintStreamedCheck).
 # 3. kforge eval of the RL loop's except_fallback candidate as the library writes it now
 #    (literal messages): cheat H03.
 #

@@ -30,6 +30,20 @@ Diagnostic InfraDiagnostic(const std::string& stage, const Status& s);
 // `kforge doctor` gives for the same part as the hint.
 Diagnostic EnvironmentDiagnostic(const build::EnvironmentFault& f);
 
+// The first TORCH_CHECK in the candidate's CUDA sources whose message streams more than one
+// part (`TORCH_CHECK(ok, "n = ", n)`), on one line, and its line in the submitted text (0 when
+// unknown). On an H100 with PyTorch 2.11+cu130 and nvcc 13 (2026-12-07,
+// tests/gpu/throw/variants.py) such a check that failed in host code nvcc compiled ended the
+// process with SIGSEGV; with one string literal it raised.
+struct StreamedCheck {
+  std::string text;
+  int line = 0;
+};
+std::optional<StreamedCheck> FindStreamedCheck(const extract::Candidate& c);
+// A crash by SIGSEGV of a candidate whose CUDA sources hold such a check: `d`'s hint names it
+// too (the memory hint stays: either may be the cause).
+void HintStreamedCheck(const extract::Candidate& c, Diagnostic* d);
+
 // What the run-time load_inline requests of one run cost and found.
 struct RuntimeBuilds {
   double ms = 0;

@@ -166,46 +166,9 @@ Failure TimedOut(const std::string& stage, const std::string& what,
                                   0, "Look for an infinite loop or a kernel that never ends.")};
 }
 
-std::string StreamedCheck(const std::string& code) {
-  static const std::string kCheck = "TORCH_CHECK(";
-  for (size_t at = code.find(kCheck); at != std::string::npos;
-       at = code.find(kCheck, at + kCheck.size())) {
-    // To the matching parenthesis, counting the commas outside strings and nested brackets. A
-    // quote escaped for the Python string around the source (\") still opens or closes one.
-    int depth = 0, commas = 0;
-    bool quoted = false;
-    size_t i = at + kCheck.size();
-    for (; i < code.size(); ++i) {
-      const char c = code[i];
-      if (quoted) {
-        if (c == '\\' && i + 1 < code.size() && code[i + 1] != '"') ++i;
-        else if (c == '"') quoted = false;
-        else if (c == '\n') break;  // a literal does not span lines: not C++ we can read
-        continue;
-      }
-      if (c == '"') quoted = true;
-      else if (c == '(' || c == '[' || c == '{') ++depth;
-      else if ((c == ')' || c == ']' || c == '}') && depth-- == 0) break;
-      else if (c == ',' && depth == 0) ++commas;
-      else if (c == ';') break;
-    }
-    if (i < code.size() && code[i] == ')' && commas >= 2) return code.substr(at, i + 1 - at);
-  }
-  return "";
-}
-
 Failure Crashed(const std::string& stage, const std::string& what, const std::string& how,
-                const std::string& output_tail, const std::string& cuda_code) {
-  std::string hint = "Check memory accesses: indices, sizes and pointers passed to kernels.";
-  if (how.find("signal 11") != std::string::npos) {
-    if (std::string check = StreamedCheck(cuda_code); !check.empty()) {
-      if (check.size() > 120) check = check.substr(0, 117) + "...";
-      hint += " Or a check that failed: `" + check + "` streams its message, and with " +
-              "PyTorch 2.11 and nvcc 13 such a TORCH_CHECK that fails in CUDA sources ends " +
-              "the process like this instead of raising; give it one string literal as its " +
-              "message to see which check it is.";
-    }
-  }
+                const std::string& output_tail) {
+  const std::string hint = "Check memory accesses: indices, sizes and pointers passed to kernels.";
   Failure f{Outcome::kRuntimeError,
             Diag(stage, "crash", "the candidate process died during " + what + ": " + how,
                  LastCandidateLine(output_tail), hint)};

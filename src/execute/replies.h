@@ -48,14 +48,9 @@ Failure Refusal(const std::string& stage, const std::string& what, const nlohman
 Failure TimedOut(const std::string& stage, const std::string& what,
                  std::chrono::milliseconds timeout);
 // The candidate's process died during `what`: `how` it ended (CandidateProcess::Reap) and the
-// tail of its output, which gives the line. `cuda_code`: the candidate's text when its sources
-// go through nvcc (empty otherwise), read for a cause the hint names (StreamedCheck).
+// tail of its output, which gives the line. (The Evaluator adds to the hint what the
+// candidate's sources show: eval::HintStreamedCheck.)
 Failure Crashed(const std::string& stage, const std::string& what, const std::string& how,
-                const std::string& output_tail, const std::string& cuda_code);
-// The first TORCH_CHECK in `code` whose message streams more than one part
-// (`TORCH_CHECK(ok, "n = ", n)`), as written, or "" if none. On an H100 with PyTorch 2.11+cu130
-// and nvcc 13 (2026-12-07, tests/gpu/throw/variants.py) such a check that failed in host code
-// nvcc compiled ended the process with SIGSEGV; with one string literal it raised.
-std::string StreamedCheck(const std::string& code);
+                const std::string& output_tail);
 
 }  // namespace kf::execute

@@ -97,8 +97,7 @@ bool CandidateRun::Failed(const std::string& stage, const std::string& what, con
   if (!r.ok() && r.status().code() == Code::kInvalidArgument) return Infra(r.status().message());
   if (!r.ok()) {  // it died: how, and its output's last lines
     const std::string how = proc_.Reap();
-    return End(Crashed(stage, what, how, ReadTail(proc_.workdir() / "output.log", 3000),
-                       lane_.opt.backend == "cuda" ? code_ : std::string()));
+    return End(Crashed(stage, what, how, ReadTail(proc_.workdir() / "output.log", 3000)));
   }
   if (r->value("kind", "") == "jit_compile_error") {
     // Triton's compiler, inside the candidate's process: located in the candidate's code.

@@ -4,7 +4,7 @@
 # Broken CUDA candidate: its shape check fails on the problem's 2-D inputs (it wants 1-D) and
 # streams the dimension into its message. Where the failing check raises, the verdict's message
 # holds the check's text; on PyTorch 2.11 with nvcc 13 the same check kills the process
-# (2026-12-07, an H100), and the crash's hint names the check (src/execute/replies.cc).
+# (2026-12-07, an H100), and the crash's hint names the check (src/eval/crash_hint.cc).
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline

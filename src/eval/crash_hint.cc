@@ -1,0 +1,88 @@
+#include <sstream>
+
+#include "eval/impl.h"
+#include "legality/cpp_lexer.h"
+
+namespace kf::eval {
+namespace {
+
+using legality::CppToken;
+
+bool Opens(const CppToken& t) {
+  return t.kind == CppToken::Kind::kPunct && (t.text == "(" || t.text == "[" || t.text == "{");
+}
+bool Closes(const CppToken& t) {
+  return t.kind == CppToken::Kind::kPunct && (t.text == ")" || t.text == "]" || t.text == "}");
+}
+
+// Offset in `text` of 1-based (line, col).
+size_t OffsetOf(const std::string& text, int line, int col) {
+  size_t at = 0;
+  for (int l = 1; l < line && at != std::string::npos; ++l) {
+    at = text.find('\n', at);
+    if (at != std::string::npos) ++at;
+  }
+  return at == std::string::npos ? text.size() : std::min(text.size(), at + col - 1);
+}
+
+// `text` on one line: every run of whitespace one space.
+std::string OneLine(const std::string& text) {
+  std::istringstream in(text);
+  std::string word, out;
+  while (in >> word) out += (out.empty() ? "" : " ") + word;
+  return out;
+}
+
+}  // namespace
+
+std::optional<StreamedCheck> FindStreamedCheck(const extract::Candidate& c) {
+  for (const extract::InlineCall& call : c.inline_calls) {
+    for (const extract::SourceText& src : call.cuda_sources) {
+      const std::vector<CppToken> toks = legality::LexCpp(src.text);
+      for (size_t i = 0; i + 1 < toks.size(); ++i) {
+        if (toks[i].kind != CppToken::Kind::kIdent || toks[i].text != "TORCH_CHECK" ||
+            toks[i + 1].text != "(") {
+          continue;
+        }
+        // To the matching parenthesis: the commas outside nested brackets separate its parts
+        // (a comma inside a string literal is inside a kString token).
+        int depth = 0, commas = 0;
+        size_t j = i + 2;
+        for (; j < toks.size(); ++j) {
+          if (Opens(toks[j])) {
+            ++depth;
+          } else if (Closes(toks[j])) {
+            if (depth-- == 0) break;
+          } else if (depth == 0 && toks[j].kind == CppToken::Kind::kPunct) {
+            if (toks[j].text == ",") ++commas;
+            if (toks[j].text == ";") break;  // not a call we can read (a macro's text)
+          }
+        }
+        if (j == toks.size() || toks[j].text != ")" || commas < 2) continue;
+        const size_t from = OffsetOf(src.text, toks[i].line, toks[i].col);
+        const size_t to = OffsetOf(src.text, toks[j].line, toks[j].col) + 1;
+        StreamedCheck found;
+        found.text = OneLine(src.text.substr(from, to - from));
+        const size_t l = static_cast<size_t>(toks[i].line - 1);
+        if (l < src.line_map.size()) found.line = src.line_map[l];
+        return found;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+void HintStreamedCheck(const extract::Candidate& c, Diagnostic* d) {
+  if (d->code != "crash" || d->message.find("signal 11") == std::string::npos) return;
+  std::optional<StreamedCheck> check = FindStreamedCheck(c);
+  if (!check) return;
+  std::string text = check->text;
+  if (text.size() > 120) text = text.substr(0, 117) + "...";
+  d->hint += std::string(d->hint.empty() ? "" : " ") + "Or a check that failed: `" + text + "`" +
+             (check->line > 0 ? " (line " + std::to_string(check->line) + ")" : "") +
+             " streams its message, and with PyTorch 2.11 and nvcc 13 such a TORCH_CHECK that " +
+             "fails in CUDA sources ends the process like this instead of raising; give it one " +
+             "string literal as its message to see which check it is.";
+}
+
+}  // namespace kf::eval
