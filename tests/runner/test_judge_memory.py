@@ -372,7 +372,11 @@ class BigProblemTest(unittest.TestCase):
         reply, peak = self.request("check", {"slot": "T0", "atol": self.TOL, "rtol": self.TOL,
                                              "perturb": {"seed": 5, "index": 3}})
         self.assertTrue(reply["pass"], reply)
-        self.assertLessEqual(peak, bound + 48 * MIB, "the timed outputs' check")
+        # The check redraws the timed call's inputs with the fresh-input noise beside them: a
+        # float32 factor an element up to PERTURB_PERIOD, and the window's span (16.25 MiB here;
+        # without it the bound held only by the 12 MiB of slack, and a CI run read 3 MiB over).
+        noise = 4 * (min(self.T // 4, common.PERTURB_PERIOD) + common.PERTURB_SPAN)
+        self.assertLessEqual(peak, bound + 48 * MIB + noise, "the timed outputs' check")
 
     def test_a_request_past_the_budget_fails_as_an_out_of_memory(self):
         m = self.j.memory
