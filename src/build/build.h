@@ -97,7 +97,8 @@ struct Artifact {
   std::string pch;
   // What light headers did (BuildOptions::light_headers): "used" (cuda.cu was compiled with
   // the light include), "fell_back" (the light build failed, or the sources test a macro only
-  // torch/extension.h defines: built as written), "unchanged" (no include to rewrite), or ""
+  // torch/extension.h defines, or a split build of them failed and no light one was tried:
+  // built as written), "unchanged" (no include to rewrite), or ""
   // (not asked for). Read from the artifact on a cache hit too.
   std::string light_headers;
   std::string light_headers_why;  // why it fell back, when it did
