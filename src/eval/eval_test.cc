@@ -148,6 +148,38 @@ TEST_F(EvaluatorTest, ALaneWhoseJudgeCrashedIsInfraErrorAndNothingIsStored) {
   EXPECT_FALSE(ev->Warm(problem).ok());
 }
 
+// A CUDA candidate that dies of SIGSEGV with a TORCH_CHECK streaming its message in its CUDA
+// sources: the crash's hint names that check and its line (eval::HintStreamedCheck); on the CPU
+// backend, where nvcc built nothing, the memory hint alone.
+TEST_F(EvaluatorTest, ASegfaultOnCudaNamesAStreamedCheckInTheSources) {
+  auto text = ReadFile(kSource / "examples" / "cuda" / "broken" / "failing_check.py");
+  ASSERT_TRUE(text.ok());
+  for (const std::string backend : {"cuda", "cpu"}) {
+    opt.backend = backend;
+    auto ev = Make();
+    lane().run = [](int, const execute::LoadInlineFn&) {
+      execute::ExecResult r = fakes::Crash();
+      r.diagnostics[0].message =
+          "the candidate process died during the first trial: it was killed by signal 11 "
+          "(Segmentation fault)";
+      r.diagnostics[0].hint = "Check memory accesses.";
+      return r;
+    };
+    Verdict v = ev->Evaluate(problem, *text);
+    EXPECT_EQ(v.status, VerdictStatus::kRuntimeError) << backend;
+    const Diagnostic* d = FindDiagnostic(v, "correctness", "crash");
+    ASSERT_NE(d, nullptr) << backend;
+    if (backend == "cuda") {
+      EXPECT_NE(d->hint.find("`TORCH_CHECK(x.dim() == 1, \"relu_1d: expected a 1-D tensor, got "
+                             "\", x.dim(), \" dimensions\")` (line 25)"),
+                std::string::npos)
+          << d->hint;
+    } else {
+      EXPECT_EQ(d->hint, "Check memory accesses.");
+    }
+  }
+}
+
 TEST_F(EvaluatorTest, ACrashWithItsLaneDeadIsInfraErrorAndTheNextJobGetsANewLane) {
   auto ev = Make();
   FakeLane& l = lane();
