@@ -1,7 +1,9 @@
 #!/bin/bash
-# The crash of a failing TORCH_CHECK on the device (2026-12-07: on PyTorch 2.11+cu130 with
-# nvcc 13, a check whose message streams a value killed the process from nvcc-compiled host
-# code; a literal message raised), in one call of about 3 minutes:
+# The crash of a failing TORCH_CHECK on the device (2026-12-07: a check whose message streams a
+# value killed the process; a literal message raised), in one call of about 3 minutes. Ran on
+# 2026-12-07 (night): g++ and nvcc builds alike crash wherever a number is formatted through an
+# ostream (c10::str, std::ostringstream), because the machine's CXX wrapper links a static
+# libstdc++ into each extension; built with /usr/bin/g++ the same code runs.
 # 1. tests/gpu/throw/messages.py: which other forms do the same (a std::string message,
 #    c10::str alone, std::runtime_error, the same code built by g++).
 # 2. kforge eval of examples/cuda/broken/failing_check.py (a ReLU whose 1-D check fails on the

@@ -74,9 +74,10 @@ DEVFN float apply_chain(const Chain& c, float v) {
 }
 """
 
-# Every check's message is one string literal: on PyTorch 2.11+cu130 with nvcc 13 (an H100,
-# 2026-12-07) a failing TORCH_CHECK whose message streamed a value killed the process from
-# nvcc-compiled host code, where a literal raised (tests/rl/test_kernel_library.py).
+# Every check's message is one string literal: on the GPU machine (an H100, 2026-12-07) a
+# failing TORCH_CHECK whose message streamed a value killed the process, where a literal raised
+# (tests/rl/test_kernel_library.py): that machine's compiler links a static libstdc++ into each
+# extension, and formatting a number there crashes.
 _CHECKS = r"""
 static void check_input(const torch::Tensor& x) {
     TORCH_CHECK(x.is_contiguous(), "inputs must be contiguous");

@@ -37,7 +37,11 @@ std::string OneLine(const std::string& text) {
 
 std::optional<StreamedCheck> FindStreamedCheck(const extract::Candidate& c) {
   for (const extract::InlineCall& call : c.inline_calls) {
-    for (const extract::SourceText& src : call.cuda_sources) {
+    std::vector<const extract::SourceText*> sources;  // g++ built the first, nvcc the second
+    for (const auto& s : call.cpp_sources) sources.push_back(&s);
+    for (const auto& s : call.cuda_sources) sources.push_back(&s);
+    for (const extract::SourceText* source : sources) {
+      const extract::SourceText& src = *source;
       const std::vector<CppToken> toks = legality::LexCpp(src.text);
       for (size_t i = 0; i + 1 < toks.size(); ++i) {
         if (toks[i].kind != CppToken::Kind::kIdent || toks[i].text != "TORCH_CHECK" ||
@@ -80,9 +84,10 @@ void HintStreamedCheck(const extract::Candidate& c, Diagnostic* d) {
   if (text.size() > 120) text = text.substr(0, 117) + "...";
   d->hint += std::string(d->hint.empty() ? "" : " ") + "Or a check that failed: `" + text + "`" +
              (check->line > 0 ? " (line " + std::to_string(check->line) + ")" : "") +
-             " streams its message, and with PyTorch 2.11 and nvcc 13 such a TORCH_CHECK that " +
-             "fails in CUDA sources ends the process like this instead of raising; give it one " +
-             "string literal as its message to see which check it is.";
+             " streams a value into its message, and where the C++ compiler links extensions " +
+             "with a static libstdc++ of their own (the GPU machine's, 2026-12-07), formatting " +
+             "a number in extension code ends the process like this instead of raising; give " +
+             "the check one string literal as its message to see which it is.";
 }
 
 }  // namespace kf::eval

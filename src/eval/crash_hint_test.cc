@@ -1,5 +1,6 @@
-// The crash hint that names a streamed TORCH_CHECK: on PyTorch 2.11 with nvcc 13 such a check
-// that fails ends the process with SIGSEGV instead of raising (an H100, 2026-12-07).
+// The crash hint that names a streamed TORCH_CHECK: on the GPU machine such a check that fails
+// ends the process with SIGSEGV instead of raising (an H100, 2026-12-07: its compiler links a
+// static libstdc++ into each extension, and formatting a number there crashes).
 #include <gtest/gtest.h>
 
 #include "eval/impl.h"
@@ -59,6 +60,22 @@ TEST(CrashHint, NestedCallsAndCommasInLiteralsAreOnePart) {
   auto streamed = FindStreamedCheck(WithChecks("  TORCH_CHECK(f(x, 1), \"n = \", x.size(0));\n"));
   ASSERT_TRUE(streamed);
   EXPECT_EQ(streamed->text, "TORCH_CHECK(f(x, 1), \"n = \", x.size(0))");
+}
+
+TEST(CrashHint, ACheckInTheCppSourcesIsNamedToo) {
+  // g++-built code crashed the same way on the GPU machine (2026-12-07): its compiler's static
+  // libstdc++, not nvcc.
+  const std::string text =
+      "import torch\nimport torch.nn as nn\nfrom torch.utils.cpp_extension import load_inline\n"
+      "cpp_src = r'''\n#include <torch/extension.h>\n"
+      "torch::Tensor f(torch::Tensor x) {\n  TORCH_CHECK(x.dim() == 2, \"dims: \", x.dim());\n"
+      "  return x;\n}\n'''\n"
+      "ext = load_inline(name='e', cpp_sources=cpp_src, functions=['f'])\n"
+      "class ModelNew(nn.Module):\n    def forward(self, x):\n        return ext.f(x)\n";
+  auto found = FindStreamedCheck(extract::Extract(text));
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->text, "TORCH_CHECK(x.dim() == 2, \"dims: \", x.dim())");
+  EXPECT_EQ(found->line, 7);
 }
 
 TEST(CrashHint, OnlyASegfaultGetsIt) {

@@ -140,7 +140,7 @@ void RecordRun(const execute::ExecResult& r, const RuntimeBuilds& rb, const back
   const extract::Candidate& cand = p.candidate;
   const int shift = cand.first_line - 1;
   for (auto d : r.diagnostics) {
-    if (path.device().name == "cuda") HintStreamedCheck(cand, &d);  // nvcc built its sources
+    if (path.device().name == "cuda") HintStreamedCheck(cand, &d);  // where it was seen
     if (d.line > 0) {
       d.line += shift;
       if (d.excerpt.empty()) d.excerpt = LineOf(p.text, d.line);

@@ -30,18 +30,19 @@ Diagnostic InfraDiagnostic(const std::string& stage, const Status& s);
 // `kforge doctor` gives for the same part as the hint.
 Diagnostic EnvironmentDiagnostic(const build::EnvironmentFault& f);
 
-// The first TORCH_CHECK in the candidate's CUDA sources whose message streams more than one
-// part (`TORCH_CHECK(ok, "n = ", n)`), on one line, and its line in the submitted text (0 when
-// unknown). On an H100 with PyTorch 2.11+cu130 and nvcc 13 (2026-12-07,
-// tests/gpu/throw/variants.py) such a check that failed in host code nvcc compiled ended the
-// process with SIGSEGV; with one string literal it raised.
+// The first TORCH_CHECK in the candidate's C++ or CUDA sources whose message streams more than
+// one part (`TORCH_CHECK(ok, "n = ", n)`), on one line, and its line in the submitted text (0
+// when unknown). On the GPU machine (2026-12-07, bench/probe_h200.sh) such a check that failed
+// ended the process with SIGSEGV, built by g++ or nvcc alike; with one string literal it raised.
+// The cause is that machine's compiler (CXX, a wrapper that links libstdc++ statically into each
+// extension): any number formatted through an ostream there crashes (c10::str, ostringstream).
 struct StreamedCheck {
   std::string text;
   int line = 0;
 };
 std::optional<StreamedCheck> FindStreamedCheck(const extract::Candidate& c);
-// A crash by SIGSEGV of a candidate whose CUDA sources hold such a check: `d`'s hint names it
-// too (the memory hint stays: either may be the cause).
+// A crash by SIGSEGV of a candidate whose sources hold such a check: `d`'s hint names it too
+// (the memory hint stays: either may be the cause).
 void HintStreamedCheck(const extract::Candidate& c, Diagnostic* d);
 
 // What the run-time load_inline requests of one run cost and found.

@@ -3,8 +3,9 @@
 # kforge-says: relu_1d: expected a 1-D tensor | TORCH_CHECK(x.dim() == 1, "relu_1d: expected a 1-D tensor, got ", x.dim(), " dimensions")
 # Broken CUDA candidate: its shape check fails on the problem's 2-D inputs (it wants 1-D) and
 # streams the dimension into its message. Where the failing check raises, the verdict's message
-# holds the check's text; on PyTorch 2.11 with nvcc 13 the same check kills the process
-# (2026-12-07, an H100), and the crash's hint names the check (src/eval/crash_hint.cc).
+# holds the check's text; on the GPU machine the same check kills the process (2026-12-07, an
+# H100: its compiler links a static libstdc++ into extensions, and formatting a number there
+# crashes), and the crash's hint names the check (src/eval/crash_hint.cc).
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
