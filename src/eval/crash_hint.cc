@@ -15,16 +15,6 @@ bool Closes(const CppToken& t) {
   return t.kind == CppToken::Kind::kPunct && (t.text == ")" || t.text == "]" || t.text == "}");
 }
 
-// Offset in `text` of 1-based (line, col).
-size_t OffsetOf(const std::string& text, int line, int col) {
-  size_t at = 0;
-  for (int l = 1; l < line && at != std::string::npos; ++l) {
-    at = text.find('\n', at);
-    if (at != std::string::npos) ++at;
-  }
-  return at == std::string::npos ? text.size() : std::min(text.size(), at + col - 1);
-}
-
 // `text` on one line: every run of whitespace one space.
 std::string OneLine(const std::string& text) {
   std::istringstream in(text);
@@ -63,10 +53,8 @@ std::optional<StreamedCheck> FindStreamedCheck(const extract::Candidate& c) {
           }
         }
         if (j == toks.size() || toks[j].text != ")" || commas < 2) continue;
-        const size_t from = OffsetOf(src.text, toks[i].line, toks[i].col);
-        const size_t to = OffsetOf(src.text, toks[j].line, toks[j].col) + 1;
         StreamedCheck found;
-        found.text = OneLine(src.text.substr(from, to - from));
+        found.text = OneLine(src.text.substr(toks[i].offset, toks[j].offset + 1 - toks[i].offset));
         const size_t l = static_cast<size_t>(toks[i].line - 1);
         if (l < src.line_map.size()) found.line = src.line_map[l];
         return found;

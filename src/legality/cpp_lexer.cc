@@ -23,7 +23,7 @@ std::vector<CppToken> LexCpp(std::string_view s) {
     at_line_start = true;
   };
   auto push = [&](CppToken::Kind k, std::string text, size_t at) {
-    out.push_back(CppToken{k, std::move(text), line, static_cast<int>(at - line_start) + 1});
+    out.push_back(CppToken{k, std::move(text), line, static_cast<int>(at - line_start) + 1, at});
   };
   while (i < n) {
     const char c = s[i];

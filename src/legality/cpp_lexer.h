@@ -3,6 +3,7 @@
 // src/similarity lexes kernel sources with it too (token n-grams for kforge synth and data).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,7 @@ struct CppToken {
                      // kInclude: the path between <> or ""
   int line = 0;      // 1-based line in the source text
   int col = 0;       // 1-based
+  size_t offset = 0;  // the same place as line and col, as an index into the source text
 };
 
 std::vector<CppToken> LexCpp(std::string_view src);
